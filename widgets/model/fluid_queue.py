@@ -1,0 +1,189 @@
+"""The fluid queue: an average-pressure picture of traffic meeting a link.
+
+Items arrive at ``arrival`` per second and are served at ``service`` per second;
+the queue length is continuous and never negative. Each edit of a rate ends the
+running segment and starts a new one from the current state, so elapsed time
+never jumps and the formula always restarts from where the queue is now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import param
+
+from .timeline import Clock, PiecewiseLinearSeries
+
+RATE_BOUNDS = (0.0, 1000.0)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """The running segment: ``q(t) = max(0, length + (arrival - service) * (t - start))``."""
+
+    start: float
+    length: float
+    arrival: float
+    service: float
+
+    @property
+    def net_rate(self) -> float:
+        """Growth per second (negative while draining)."""
+        return self.arrival - self.service
+
+    @property
+    def drain_time(self) -> float | None:
+        """When this segment empties the queue, or None if it never does."""
+        if self.length <= 0 and self.net_rate <= 0:
+            return self.start
+        if self.net_rate < 0:
+            return self.start + self.length / -self.net_rate
+        return None
+
+    @property
+    def trend(self) -> str:
+        """``"drains"``, ``"grows"`` or ``"constant"``."""
+        if self.net_rate < 0:
+            return "drains"
+        if self.net_rate > 0:
+            return "grows"
+        return "constant"
+
+
+@dataclass(frozen=True)
+class PredictionCheck:
+    """A prediction beside what the run does, and the model time it is checked at."""
+
+    predicted: float
+    actual: float | None
+    check_at: float
+
+    @property
+    def error(self) -> float | None:
+        """Actual minus predicted, or None when the event did not happen."""
+        return None if self.actual is None else self.actual - self.predicted
+
+    def close(self, tolerance: float = 0.05) -> bool:
+        """Whether the prediction is within ``tolerance`` (relative, at least 0.05 absolute)."""
+        if self.actual is None:
+            return False
+        return abs(self.actual - self.predicted) <= max(0.05, tolerance * abs(self.actual))
+
+
+class FluidQueue(param.Parameterized):
+    """A fluid queue on a clock: segments, edits that keep time, Reset, predictions."""
+
+    arrival = param.Number(
+        default=2.0,
+        bounds=RATE_BOUNDS,
+        label="Arrival rate",
+        doc="Items that arrive per second.",
+    )
+    service = param.Number(
+        default=3.0,
+        bounds=RATE_BOUNDS,
+        label="Service rate",
+        doc="Items the link can serve per second.",
+    )
+    initial = param.Number(
+        default=4.0,
+        bounds=(0.0, 100000.0),
+        label="Initial items",
+        doc="Queue length at time zero; a change after time zero applies at the next Reset.",
+    )
+    predicted_drain_time = param.Number(
+        default=None,
+        allow_None=True,
+        bounds=(0.0, 100000.0),
+        label="Predicted drain time",
+        doc="Your prediction of when the queue first empties, in seconds.",
+    )
+    prediction_time = param.Number(
+        default=None,
+        allow_None=True,
+        bounds=(0.0, 100000.0),
+        label="Prediction time",
+        doc="The time at which you predict the queue length, in seconds.",
+    )
+    predicted_length = param.Number(
+        default=None,
+        allow_None=True,
+        bounds=(0.0, 1e9),
+        label="Predicted queue length",
+        doc="Your prediction of the queue length at the prediction time, in items.",
+    )
+
+    def __init__(self, clock: Clock | None = None, **params):
+        super().__init__(**params)
+        self.clock = clock if clock is not None else Clock(horizon=20.0, step_size=0.5)
+        self.series = self._fresh_series()
+        self.initial_pending = False
+
+    def _fresh_series(self) -> PiecewiseLinearSeries:
+        return PiecewiseLinearSeries.single(0.0, self.initial, self.arrival - self.service, 0.0)
+
+    @param.depends("arrival", "service", watch=True)
+    def _rates_changed(self) -> None:
+        self.clock.reanchor()
+        self.series = self.series.split_at(self.clock.elapsed, self.arrival - self.service)
+
+    @param.depends("initial", watch=True)
+    def _initial_changed(self) -> None:
+        if self.clock.now() == 0.0:
+            self.series = self._fresh_series()
+            self.initial_pending = False
+        else:
+            self.initial_pending = True
+
+    def reset(self) -> None:
+        """Time zero, the queue at its initial items, history and checked prediction cleared."""
+        self.clock.reset()
+        self.series = self._fresh_series()
+        self.initial_pending = False
+        self.param.update(predicted_drain_time=None, prediction_time=None, predicted_length=None)
+
+    def length_at(self, t: np.typing.ArrayLike) -> np.ndarray:
+        """Queue length at times ``t`` (vectorised)."""
+        return self.series.at(t)
+
+    def length(self) -> float:
+        """Queue length now."""
+        return float(self.series.at(self.clock.now()))
+
+    @property
+    def segment(self) -> Segment:
+        """The running segment (the last one)."""
+        s = self.series
+        return Segment(float(s.start[-1]), float(s.value[-1]), self.arrival, self.service)
+
+    @property
+    def segment_starts(self) -> np.ndarray:
+        """Start time of every segment of this run."""
+        return self.series.start.copy()
+
+    def first_empty_time(self) -> float | None:
+        """The first time in this run (as the rates now stand) the queue is empty, if any."""
+        ts, qs = self.series.vertices(self.clock.horizon)
+        empty = np.flatnonzero(qs <= 0.0)
+        return float(ts[empty[0]]) if empty.size else None
+
+    def drain_check(self) -> PredictionCheck | None:
+        """The drain-time prediction and the run's drain time (checked when it happens)."""
+        if self.predicted_drain_time is None:
+            return None
+        actual = self.first_empty_time()
+        check_at = self.clock.horizon if actual is None else actual
+        return PredictionCheck(self.predicted_drain_time, actual, check_at)
+
+    def length_check(self) -> PredictionCheck | None:
+        """The queue-length prediction and the run's length at the prediction time."""
+        if self.prediction_time is None or self.predicted_length is None:
+            return None
+        t = self.prediction_time
+        actual = float(self.series.at(t)) if t <= self.clock.horizon else None
+        return PredictionCheck(self.predicted_length, actual, min(t, self.clock.horizon))
+
+    def checked(self, check: PredictionCheck | None) -> bool:
+        """Whether the run has reached the point where ``check`` is decided."""
+        return check is not None and self.clock.now() >= check.check_at
