@@ -110,7 +110,7 @@ class FluidQueue(param.Parameterized):
         default=None,
         allow_None=True,
         bounds=(0.0, 1e9),
-        label="Predicted queue length",
+        label="Predicted length",
         doc="Your prediction of the queue length at the prediction time, in items.",
     )
 

@@ -1,0 +1,420 @@
+"""The fluid queue model: exact canonical experiments, edits that keep time, invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from widgets.model.fluid_queue import FluidQueue, PredictionCheck, Segment
+from widgets.model.timeline import Clock
+
+
+class FakeWall:
+    """A wall clock that moves only when told to."""
+
+    def __init__(self, t: float = 50.0):
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def make_queue(wall: FakeWall | None = None, step_size: float = 0.5, **params) -> FluidQueue:
+    clock = Clock(wall_clock=wall or FakeWall(), horizon=20.0, step_size=step_size)
+    return FluidQueue(clock=clock, **params)
+
+
+def steps(q: FluidQueue, n: int) -> None:
+    for _ in range(n):
+        q.clock.step()
+
+
+# --- canonical experiments -----------------------------------------------------------------
+
+
+def test_defaults_are_the_draining_experiment() -> None:
+    q = FluidQueue()
+    assert (q.initial, q.arrival, q.service) == (4.0, 2.0, 3.0)
+    assert q.clock.horizon == 20.0
+    assert q.clock.step_size == 0.5
+
+
+def test_initial_4_arrival_2_service_3_drains_at_4() -> None:
+    q = make_queue(initial=4, arrival=2, service=3)
+    assert q.first_empty_time() == 4.0
+    assert q.segment == Segment(start=0.0, length=4.0, arrival=2.0, service=3.0)
+    assert q.segment.drain_time == 4.0
+    assert q.segment.net_rate == -1.0
+    assert q.segment.trend == "drains"
+    np.testing.assert_array_equal(q.length_at([0, 1, 2, 3, 4, 5]), [4.0, 3.0, 2.0, 1.0, 0.0, 0.0])
+
+
+def test_draining_by_step() -> None:
+    q = make_queue()
+    lengths = []
+    for _ in range(10):
+        q.clock.step()
+        lengths.append(q.length())
+    assert q.clock.elapsed == 5.0
+    assert lengths == [3.5, 3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, 0.0, 0.0]
+
+
+def test_fresh_reset_arrival_4_service_3_grows_one_item_per_second() -> None:
+    q = make_queue()
+    q.arrival = 4
+    q.reset()
+    assert len(q.series) == 1
+    assert q.segment == Segment(start=0.0, length=4.0, arrival=4.0, service=3.0)
+    assert q.segment.net_rate == 1.0
+    assert q.segment.trend == "grows"
+    assert q.segment.drain_time is None
+    assert q.first_empty_time() is None
+    np.testing.assert_array_equal(q.length_at([0, 1, 2, 3, 10]), [4.0, 5.0, 6.0, 7.0, 14.0])
+    steps(q, 2)
+    assert q.length() == 5.0
+    steps(q, 2)
+    assert q.length() == 6.0
+
+
+def test_equal_rates_hold_steady() -> None:
+    q = make_queue(arrival=3, service=3)
+    assert q.segment.trend == "constant"
+    assert q.segment.net_rate == 0.0
+    assert q.segment.drain_time is None
+    np.testing.assert_array_equal(q.length_at([0, 5, 20]), [4.0, 4.0, 4.0])
+
+
+def test_empty_queue_that_cannot_grow_is_drained_at_its_start() -> None:
+    q = make_queue(initial=0, arrival=2, service=3)
+    assert q.segment.drain_time == 0.0
+    assert q.first_empty_time() == 0.0
+    assert make_queue(initial=0, arrival=3, service=3).segment.drain_time == 0.0
+    assert make_queue(initial=0, arrival=4, service=3).segment.drain_time is None
+
+
+# --- edits keep time -----------------------------------------------------------------------
+
+
+def test_edit_at_t2_restarts_the_formula_from_q2() -> None:
+    q = make_queue()
+    steps(q, 4)
+    assert q.clock.elapsed == 2.0
+    assert q.length() == 2.0
+    q.arrival = 4
+    assert q.clock.elapsed == 2.0
+    assert q.clock.playing is False
+    assert q.segment == Segment(start=2.0, length=2.0, arrival=4.0, service=3.0)
+    assert q.segment.drain_time is None
+    np.testing.assert_array_equal(q.segment_starts, [0.0, 2.0])
+    np.testing.assert_array_equal(q.length_at([0, 1, 2, 3, 4]), [4.0, 3.0, 2.0, 3.0, 4.0])
+    q.clock.step()
+    assert q.length() == 2.5
+
+
+def test_edit_at_t2_to_a_faster_drain() -> None:
+    q = make_queue()
+    steps(q, 4)
+    q.arrival = 1
+    assert q.segment == Segment(start=2.0, length=2.0, arrival=1.0, service=3.0)
+    assert q.segment.drain_time == 3.0
+    assert q.first_empty_time() == 3.0
+    np.testing.assert_array_equal(q.length_at([2, 2.5, 3, 4]), [2.0, 1.0, 0.0, 0.0])
+
+
+def test_edit_after_draining_restarts_from_empty() -> None:
+    q = make_queue()
+    steps(q, 12)
+    assert q.clock.elapsed == 6.0
+    q.arrival = 5
+    assert q.segment == Segment(start=6.0, length=0.0, arrival=5.0, service=3.0)
+    np.testing.assert_array_equal(q.length_at([4, 6, 7]), [0.0, 0.0, 2.0])
+    assert q.first_empty_time() == 4.0
+
+
+def test_edit_while_playing_folds_played_time_and_keeps_playing() -> None:
+    wall = FakeWall()
+    q = make_queue(wall)
+    q.clock.play()
+    wall.t += 1.5
+    q.service = 5
+    assert q.clock.playing is True
+    assert q.clock.elapsed == 1.5
+    assert q.clock.anchor_wall == wall.t
+    assert q.segment == Segment(start=1.5, length=2.5, arrival=2.0, service=5.0)
+    wall.t += 0.5
+    assert q.length() == 1.0
+
+
+def test_two_edits_at_the_same_time_leave_one_segment_there() -> None:
+    q = make_queue()
+    steps(q, 4)
+    q.arrival = 4
+    q.service = 1
+    np.testing.assert_array_equal(q.segment_starts, [0.0, 2.0])
+    assert q.segment == Segment(start=2.0, length=2.0, arrival=4.0, service=1.0)
+
+
+def test_rate_edit_at_zero_replaces_the_first_segment() -> None:
+    q = make_queue()
+    q.param.update(arrival=4, service=3)
+    np.testing.assert_array_equal(q.segment_starts, [0.0])
+    assert q.segment == Segment(start=0.0, length=4.0, arrival=4.0, service=3.0)
+
+
+# --- initial items ---------------------------------------------------------------------------
+
+
+def test_initial_edit_at_zero_applies_at_once() -> None:
+    q = make_queue()
+    q.initial = 6
+    assert q.initial_pending is False
+    assert q.length() == 6.0
+    assert q.segment == Segment(start=0.0, length=6.0, arrival=2.0, service=3.0)
+    assert q.first_empty_time() == 6.0
+
+
+def test_initial_edit_later_waits_for_reset() -> None:
+    q = make_queue()
+    steps(q, 2)
+    series = q.series
+    q.initial = 8
+    assert q.initial_pending is True
+    assert q.series is series
+    assert q.length() == 3.0
+    q.reset()
+    assert q.initial_pending is False
+    assert q.length() == 8.0
+    assert q.first_empty_time() == 8.0
+
+
+def test_initial_edit_while_playing_at_time_zero_applies_at_once() -> None:
+    wall = FakeWall()
+    q = make_queue(wall)
+    q.clock.play()
+    q.initial = 2
+    assert q.initial_pending is False
+    assert q.length() == 2.0
+
+
+def test_initial_edit_while_playing_after_zero_is_pending() -> None:
+    wall = FakeWall()
+    q = make_queue(wall)
+    q.clock.play()
+    wall.t += 0.25
+    q.initial = 2
+    assert q.initial_pending is True
+    assert q.length() == 3.75
+
+
+# --- Reset -----------------------------------------------------------------------------------
+
+
+def test_reset_clears_history_and_predictions_but_keeps_controls() -> None:
+    q = make_queue()
+    steps(q, 4)
+    q.arrival = 4
+    q.param.update(predicted_drain_time=4.0, prediction_time=3.0, predicted_length=1.0)
+    q.reset()
+    assert q.clock.elapsed == 0.0
+    assert q.clock.playing is False
+    np.testing.assert_array_equal(q.segment_starts, [0.0])
+    assert q.segment == Segment(start=0.0, length=4.0, arrival=4.0, service=3.0)
+    assert (q.arrival, q.service, q.initial) == (4.0, 3.0, 4.0)
+    assert q.predicted_drain_time is None
+    assert q.prediction_time is None
+    assert q.predicted_length is None
+    assert q.drain_check() is None
+    assert q.length_check() is None
+
+
+# --- predictions -----------------------------------------------------------------------------
+
+
+def test_drain_check_for_the_canonical_experiment() -> None:
+    q = make_queue()
+    assert q.drain_check() is None
+    q.predicted_drain_time = 4.0
+    check = q.drain_check()
+    assert check == PredictionCheck(predicted=4.0, actual=4.0, check_at=4.0)
+    assert check.error == 0.0
+    assert check.close() is True
+    steps(q, 7)
+    assert q.checked(check) is False
+    q.clock.step()
+    assert q.clock.elapsed == 4.0
+    assert q.checked(check) is True
+
+
+def test_drain_check_off_by_one() -> None:
+    q = make_queue(predicted_drain_time=3.0)
+    check = q.drain_check()
+    assert check == PredictionCheck(predicted=3.0, actual=4.0, check_at=4.0)
+    assert check.error == 1.0
+    assert check.close() is False
+
+
+def test_drain_check_when_the_queue_never_empties() -> None:
+    q = make_queue(arrival=4, predicted_drain_time=5.0)
+    check = q.drain_check()
+    assert check == PredictionCheck(predicted=5.0, actual=None, check_at=20.0)
+    assert check.error is None
+    assert check.close() is False
+    steps(q, 39)
+    assert q.checked(check) is False
+    q.clock.step()
+    assert q.checked(check) is True
+
+
+def test_length_check() -> None:
+    q = make_queue()
+    q.prediction_time = 3.0
+    assert q.length_check() is None  # needs both numbers
+    q.predicted_length = 1.0
+    check = q.length_check()
+    assert check == PredictionCheck(predicted=1.0, actual=1.0, check_at=3.0)
+    assert check.close() is True
+    q.predicted_length = 2.0
+    assert q.length_check().error == -1.0
+    steps(q, 5)
+    assert q.checked(q.length_check()) is False
+    q.clock.step()
+    assert q.checked(q.length_check()) is True
+
+
+def test_length_check_beyond_the_horizon() -> None:
+    q = make_queue(prediction_time=25.0, predicted_length=3.0)
+    assert q.length_check() == PredictionCheck(predicted=3.0, actual=None, check_at=20.0)
+
+
+def test_checked_none_is_false() -> None:
+    assert make_queue().checked(None) is False
+
+
+@pytest.mark.parametrize(
+    ("predicted", "actual", "close"),
+    [
+        (4.0, 4.0, True),
+        (4.15, 4.0, True),  # within 5 % of 4
+        (4.3, 4.0, False),
+        (95.5, 100.0, True),
+        (94.0, 100.0, False),
+        (0.04, 0.0, True),  # at least 0.05 absolute
+        (0.06, 0.0, False),
+    ],
+)
+def test_prediction_tolerance(predicted: float, actual: float, close: bool) -> None:
+    assert PredictionCheck(predicted, actual, actual).close() is close
+
+
+# --- invariants over random sequences of operations ------------------------------------------
+
+rates = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0, 4.0, 1000.0]), st.floats(0.0, 1000.0))
+items = st.one_of(st.sampled_from([0.0, 4.0, 100000.0]), st.floats(0.0, 100000.0))
+operations = st.lists(
+    st.one_of(
+        st.just(("step",)),
+        st.just(("toggle",)),
+        st.just(("reset",)),
+        st.tuples(st.just("wall"), st.floats(0.0, 5.0)),
+        st.tuples(st.just("arrival"), rates),
+        st.tuples(st.just("service"), rates),
+        st.tuples(st.just("initial"), items),
+    ),
+    max_size=30,
+)
+
+
+def check_series(q: FluidQueue) -> None:
+    """Every invariant of the series as it stands."""
+    s, horizon = q.series, q.clock.horizon
+    assert np.all(np.diff(s.start) > 0)
+    assert s.start[0] == 0.0
+    assert s.start[-1] <= horizon
+    grid = np.linspace(0.0, horizon, 401)
+    assert np.all(q.length_at(grid) >= 0.0)
+    ts, vs = s.vertices(horizon)
+    assert np.all(vs >= 0.0)
+    scale = 1.0 + np.max(vs)
+    np.testing.assert_allclose(np.interp(grid, ts, vs), q.length_at(grid), rtol=0, atol=1e-9 * scale)
+    # Continuous: each segment starts where the previous one had got to.
+    k = np.arange(1, len(s))
+    prev = np.maximum(0.0, s.value[k - 1] + s.slope[k - 1] * (s.start[k] - s.start[k - 1]))
+    np.testing.assert_array_equal(s.value[k], prev)
+    np.testing.assert_array_equal(s.at(s.start[k]), prev)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    step_size=st.sampled_from([0.5, 0.25, 0.1, 1.0, 3.0, 0.3]),
+    speed=st.sampled_from([1.0, 0.5, 2.0, 3.7]),
+    ops=operations,
+)
+def test_invariants_over_random_operations(step_size: float, speed: float, ops: list) -> None:
+    wall = FakeWall()
+    q = make_queue(wall, step_size=step_size)
+    q.clock.speed = speed
+    check_series(q)
+    for op in ops:
+        kind = op[0]
+        now, elapsed, playing = q.clock.now(), q.clock.elapsed, q.clock.playing
+        wall_still = wall() == q.clock.anchor_wall
+        old = q.series
+        if kind == "step":
+            q.clock.step()
+            assert q.clock.playing is False
+            if now + step_size < q.clock.horizon:
+                assert q.clock.elapsed == now + step_size
+            else:
+                assert q.clock.elapsed == q.clock.horizon
+            assert q.series is old
+        elif kind == "toggle":
+            if playing:
+                q.clock.pause()
+                assert q.clock.elapsed == now
+            else:
+                q.clock.play()
+                assert q.clock.now() == now
+        elif kind == "reset":
+            q.param.update(predicted_drain_time=1.0)
+            q.reset()
+            assert q.clock.elapsed == 0.0
+            assert q.clock.playing is False
+            assert q.initial_pending is False
+            assert q.predicted_drain_time is None
+            np.testing.assert_array_equal(q.segment_starts, [0.0])
+            assert q.segment == Segment(0.0, q.initial, q.arrival, q.service)
+        elif kind == "wall":
+            wall.t += op[1]
+            assert q.clock.now() >= now
+            assert q.clock.now() <= q.clock.horizon
+        elif kind in ("arrival", "service"):
+            changed = getattr(q, kind) != op[1]
+            setattr(q, kind, op[1])
+            assert q.clock.now() == now
+            if not playing or wall_still:
+                assert q.clock.elapsed == elapsed
+            if changed:
+                assert q.segment.start == now
+                assert q.segment.length == old.at(now)
+                assert q.length() == old.at(now)
+                before = np.linspace(0.0, now, 40, endpoint=False)
+                np.testing.assert_array_equal(q.length_at(before), old.at(before))
+                if now > 0:
+                    just_before = np.nextafter(now, -np.inf)
+                    assert q.length_at(just_before) == pytest.approx(
+                        q.length(), abs=1e-9 * (1.0 + abs(q.segment.net_rate) + q.length())
+                    )
+        else:  # initial
+            changed = q.initial != op[1]
+            q.initial = op[1]
+            assert q.clock.now() == now
+            assert q.clock.elapsed == elapsed
+            if changed and now == 0.0:
+                assert q.initial_pending is False
+                assert q.length() == op[1]
+            elif changed:
+                assert q.initial_pending is True
+                assert q.series is old
+        check_series(q)

@@ -1,0 +1,102 @@
+"""Reset, Play/Pause and Step for a clock: the one time control every widget uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import panel as pn
+
+from .model.timeline import Clock
+
+
+class TimeControl(pn.viewable.Viewer):
+    """Three buttons driving a :class:`Clock`.
+
+    ``on_reset`` resets whatever the widget's model holds besides the clock;
+    ``on_change`` runs after every action so the widget can redraw once. The
+    only server-side timer is one timeout at the horizon, so that Play turns
+    back into Play when the run ends by itself.
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        on_change: Callable[[], None],
+        on_reset: Callable[[], None] | None = None,
+    ):
+        super().__init__()
+        self.clock = clock
+        self._on_change = on_change
+        self._on_reset = on_reset or clock.reset
+        self._end_timer = None
+        self.reset_button = pn.widgets.Button(
+            name="Reset", button_type="default", description=None, width=90
+        )
+        self.play_button = pn.widgets.Button(name="Play", button_type="primary", width=90)
+        self.step_button = pn.widgets.Button(name="Step", button_type="default", width=90)
+        self.reset_button.on_click(lambda _: self.reset())
+        self.play_button.on_click(lambda _: self.toggle())
+        self.step_button.on_click(lambda _: self.step())
+        self.sync()
+
+    def toggle(self) -> None:
+        """Play if paused, pause if playing."""
+        if self.clock.playing:
+            self.clock.pause()
+        else:
+            self.clock.play()
+        self._after()
+
+    def step(self) -> None:
+        """Advance by one step of model time."""
+        self.clock.step()
+        self._after()
+
+    def reset(self) -> None:
+        """Back to time zero."""
+        self._on_reset()
+        self._after()
+
+    def _after(self) -> None:
+        self.sync()
+        self._on_change()
+
+    def sync(self) -> None:
+        """Match the buttons and the end-of-run timer to the clock."""
+        if self.clock.playing and self.clock.at_end:
+            self.clock.pause()
+        playing = self.clock.playing
+        self.play_button.name = "Pause" if playing else "Play"
+        self.play_button.button_type = "warning" if playing else "primary"
+        at_end = self.clock.elapsed >= self.clock.horizon and not playing
+        self.play_button.disabled = at_end
+        self.step_button.disabled = at_end
+        self._schedule_end()
+
+    def _schedule_end(self) -> None:
+        if self._end_timer is not None:
+            self._end_timer.stop()
+            self._end_timer = None
+        if not self.clock.playing:
+            return
+        ms = max(1, int(self.clock.wall_seconds_to_end() * 1000) + 1)
+        try:
+            self._end_timer = pn.state.add_periodic_callback(
+                self._reached_end, period=ms, count=1
+            )
+        except RuntimeError:
+            self._end_timer = None  # no event loop (plain Python): nothing to stop
+
+    def _reached_end(self) -> None:
+        self._end_timer = None
+        self.clock.pause()
+        self._after()
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return pn.Row(
+            self.reset_button,
+            self.play_button,
+            self.step_button,
+            margin=(5, 0),
+            css_classes=["ol-time-control"],
+        )

@@ -1,0 +1,37 @@
+"""A widget's settings as URL query keys: the parameter names, parsed like typed input."""
+
+from __future__ import annotations
+
+import param
+
+from .number_field import parse_number
+
+
+def settings_from_query(
+    spec: type[param.Parameterized],
+    keys: dict[str, str],
+    query: dict[str, list[bytes] | list[str]],
+) -> tuple[dict[str, float], list[str]]:
+    """Valid settings from a query string, and a notice for each key that was ignored.
+
+    ``keys`` maps each accepted parameter name to its unit (for messages).
+    Unknown keys and invalid values are ignored with a notice, never an error.
+    """
+    values: dict[str, float] = {}
+    notices: list[str] = []
+    for key, raw_values in query.items():
+        if key not in keys:
+            shown = ", ".join(sorted(keys))
+            notices.append(f"Ignored unknown setting “{key[:40]}” (known: {shown}).")
+            continue
+        raw = raw_values[-1]
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        try:
+            value = parse_number(text, spec.param[key], keys[key])
+        except ValueError as exc:
+            notices.append(f"Ignored {key}={text[:40]}: {exc}")
+            continue
+        if value is None:
+            continue
+        values[key] = value
+    return values, notices
