@@ -337,7 +337,9 @@ def check_series(q: FluidQueue) -> None:
     ts, vs = s.vertices(horizon)
     assert np.all(vs >= 0.0)
     scale = 1.0 + np.max(vs)
-    np.testing.assert_allclose(np.interp(grid, ts, vs), q.length_at(grid), rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(
+        np.interp(grid, ts, vs), q.length_at(grid), rtol=0, atol=1e-9 * scale
+    )
     # Continuous: each segment starts where the previous one had got to.
     k = np.arange(1, len(s))
     prev = np.maximum(0.0, s.value[k - 1] + s.slope[k - 1] * (s.start[k] - s.start[k - 1]))
