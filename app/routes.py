@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import panel as pn
 
+from widgets.bucket_timeline import FIELDS as BUCKET_FIELDS
+from widgets.bucket_timeline import BucketTimeline
+from widgets.model.buckets import PRESETS, BucketConfig
 from widgets.model.fluid_queue import FluidQueue
 from widgets.queue_lab import QueueLab
 from widgets.url_state import settings_from_query
@@ -13,6 +16,11 @@ from .page import page
 QUEUE_LAB_KEYS = {"arrival": "items/s", "service": "items/s", "initial": "items"}
 
 WIDGETS = {
+    "bucket-timeline": (
+        "Bucket timeline",
+        "One training step of a twelve-layer model: backward, gradient buckets, each "
+        "all-reduce on the link, and the exposed tail, with a sweep over bucket sizes.",
+    ),
     "queue-lab": (
         "Fluid queue lab",
         "Traffic arrives at one rate and leaves at another: predict when the queue drains, "
@@ -55,4 +63,21 @@ def queue_lab_page() -> pn.viewable.Viewable:
     return page(title, text, QueueLab(**settings), notices)
 
 
-ROUTES = {"/": index_page, "queue-lab": queue_lab_page}
+def bucket_timeline_page() -> pn.viewable.Viewable:
+    """The bucket timeline, preset from ``?preset=`` and the setting names."""
+    query = _query()
+    notices: list[str] = []
+    preset = None
+    if "preset" in query:
+        raw = query.pop("preset")[-1]
+        name = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        if name in PRESETS:
+            preset = name
+        else:
+            notices.append(f"Ignored unknown preset “{name[:40]}” (known: {', '.join(PRESETS)}).")
+    settings, more = settings_from_query(BucketConfig, BUCKET_FIELDS, query)
+    title, text = WIDGETS["bucket-timeline"]
+    return page(title, text, BucketTimeline(preset=preset, **settings), notices + more)
+
+
+ROUTES = {"/": index_page, "queue-lab": queue_lab_page, "bucket-timeline": bucket_timeline_page}

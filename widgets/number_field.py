@@ -75,7 +75,7 @@ class NumberField(pn.viewable.Viewer):
         self.hint = hint if hint is not None else bounds_text(self.spec, unit)
         self.error: str = ""
         self.input = pn.widgets.TextInput(
-            name=self.spec.label,
+            label=self.spec.label,
             value=plain_number(getattr(owner, name)),
             description=self.spec.doc,
             sizing_mode="stretch_width",

@@ -29,11 +29,9 @@ class TimeControl(pn.viewable.Viewer):
         self._on_change = on_change
         self._on_reset = on_reset or clock.reset
         self._end_timer = None
-        self.reset_button = pn.widgets.Button(
-            name="Reset", button_type="default", description=None, width=90
-        )
-        self.play_button = pn.widgets.Button(name="Play", button_type="primary", width=90)
-        self.step_button = pn.widgets.Button(name="Step", button_type="default", width=90)
+        self.reset_button = pn.widgets.Button(label="Reset", color="default", width=90)
+        self.play_button = pn.widgets.Button(label="Play", color="primary", width=90)
+        self.step_button = pn.widgets.Button(label="Step", color="default", width=90)
         self.reset_button.on_click(lambda _: self.reset())
         self.play_button.on_click(lambda _: self.toggle())
         self.step_button.on_click(lambda _: self.step())
@@ -66,8 +64,8 @@ class TimeControl(pn.viewable.Viewer):
         if self.clock.playing and self.clock.at_end:
             self.clock.pause()
         playing = self.clock.playing
-        self.play_button.name = "Pause" if playing else "Play"
-        self.play_button.button_type = "warning" if playing else "primary"
+        self.play_button.label = "Pause" if playing else "Play"
+        self.play_button.color = "warning" if playing else "primary"
         at_end = self.clock.elapsed >= self.clock.horizon and not playing
         self.play_button.disabled = at_end
         self.step_button.disabled = at_end

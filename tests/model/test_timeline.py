@@ -288,11 +288,6 @@ def test_vertices_of_a_segment_starting_on_its_floor() -> None:
     np.testing.assert_array_equal(vs, [0.0, 0.0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="vertices() misses the point where a segment starting below its floor "
-    "rises off the floor (timeline.py, PiecewiseLinearSeries.vertices)",
-)
 def test_vertices_of_a_segment_rising_off_its_floor() -> None:
     s = PiecewiseLinearSeries.single(0.0, -1.0, 1.0, 0.0)  # held at 0 until t=1, then rises
     ts, vs = s.vertices(3.0)

@@ -88,7 +88,7 @@ def test_starts_at_the_draining_experiment(lab: QueueLab) -> None:
     assert lab.service_field.input.value == "3"
     assert lab.initial_field.input.value == "4"
     assert lab.drain_field.input.value == ""
-    assert lab.time_control.play_button.name == "Play"
+    assert lab.time_control.play_button.label == "Play"
     driver = lab.playhead.driver.data
     assert driver["anchor"] == [0.0]
     assert driver["playing"] == [0]
@@ -106,12 +106,12 @@ def test_readout_texts_start_with_their_number(lab: QueueLab) -> None:
 
 
 def test_controls_are_labelled_from_the_parameters(lab: QueueLab) -> None:
-    assert lab.arrival_field.input.name == "Arrival rate"
-    assert lab.service_field.input.name == "Service rate"
-    assert lab.initial_field.input.name == "Initial items"
-    assert lab.drain_field.input.name == "Predicted drain time"
+    assert lab.arrival_field.input.label == "Arrival rate"
+    assert lab.service_field.input.label == "Service rate"
+    assert lab.initial_field.input.label == "Initial items"
+    assert lab.drain_field.input.label == "Predicted drain time"
     assert [
-        b.name
+        b.label
         for b in (
             lab.time_control.reset_button,
             lab.time_control.play_button,
@@ -406,11 +406,11 @@ def test_revealed_sources_follow_the_playhead(lab: QueueLab) -> None:
 
 def test_play_label_turns_to_pause_and_back(lab: QueueLab, wall: FakeWall) -> None:
     play(lab)
-    assert lab.time_control.play_button.name == "Pause"
+    assert lab.time_control.play_button.label == "Pause"
     assert lab.clock.playing is True
     assert lab.playhead.driver.data["playing"] == [1]
     play(lab)
-    assert lab.time_control.play_button.name == "Play"
+    assert lab.time_control.play_button.label == "Play"
     assert lab.clock.playing is False
     assert lab.playhead.driver.data["playing"] == [0]
 
@@ -432,7 +432,7 @@ def test_step_while_playing_pauses_and_steps(lab: QueueLab, wall: FakeWall) -> N
     play(lab)
     wall.t += 1.0
     step(lab)
-    assert lab.time_control.play_button.name == "Play"
+    assert lab.time_control.play_button.label == "Play"
     assert lab.clock.elapsed == 1.5
     assert ">1.50 s<" in lab.elapsed_div.text
 
@@ -458,7 +458,7 @@ def test_play_past_the_horizon_stops_at_the_horizon(lab: QueueLab, wall: FakeWal
     lab.time_control.sync()
     assert lab.clock.playing is False
     assert lab.clock.elapsed == 20.0
-    assert lab.time_control.play_button.name == "Play"
+    assert lab.time_control.play_button.label == "Play"
     assert lab.time_control.play_button.disabled is True
 
 
@@ -467,7 +467,7 @@ def test_end_of_run_timer_turns_pause_back_into_play(lab: QueueLab, wall: FakeWa
     wall.t += 20.0
     lab.time_control._reached_end()
     assert lab.clock.elapsed == 20.0
-    assert lab.time_control.play_button.name == "Play"
+    assert lab.time_control.play_button.label == "Play"
     assert ">20.00 s<" in lab.elapsed_div.text
     assert lab.playhead.driver.data["playing"] == [0]
     assert lab.playhead.driver.data["anchor"] == [20.0]
@@ -478,7 +478,7 @@ def test_reset_while_playing(lab: QueueLab, wall: FakeWall) -> None:
     wall.t += 3.0
     reset(lab)
     assert lab.clock.playing is False
-    assert lab.time_control.play_button.name == "Play"
+    assert lab.time_control.play_button.label == "Play"
     assert ">0.00 s<" in lab.elapsed_div.text
     assert lab.playhead.driver.data["anchor"] == [0.0]
 

@@ -168,9 +168,10 @@ class PiecewiseLinearSeries:
         live = self.start < until
         s, v, m, f = self.start[live], self.value[live], self.slope[live], self.floor[live]
         e = np.minimum(ends[live], until)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            hit = np.where(m < 0, s + (f - v) / m, np.inf)
-        hit = np.where(v <= f, s, hit)
+        # A falling segment reaches its floor, a rising one held below it leaves it:
+        # either way the kink is at s + (f - v) / m.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            hit = np.where(((m < 0) & (v > f)) | ((m > 0) & (v < f)), s + (f - v) / m, np.inf)
         has_hit = (hit > s) & (hit < e)
         # For each segment: its start, its floor hit (if strictly inside), its end.
         ts = np.stack([s, np.where(has_hit, hit, np.nan), e], axis=1).ravel()
