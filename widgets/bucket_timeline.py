@@ -36,7 +36,7 @@ from .playhead import Playhead
 from .time_control import TimeControl
 
 CUSTOM = "Custom"
-LANES = ["All-reduce (link)", "Waiting for link", "Bucket filling", "Backward (compute)"]
+LANES = ["All-reduce", "Link wait", "Bucket fill", "Backward"]
 LANE_OF_KIND = {
     "backward": LANES[3],
     "optimizer": LANES[3],
@@ -154,7 +154,7 @@ class BucketTimeline(pn.viewable.Viewer):
         for key in ("elapsed", "backward_end", "comm_end", "tail", "step", "buckets",
                     "overhead", "overlap", "regime"):
             self.readouts[key] = Div(text="", stylesheets=[self._sheet],
-                                     sizing_mode="stretch_width")
+                                     sizing_mode="stretch_width", margin=0)
         self._ids = {key: new_id(key) for key in self.readouts}
         self.playhead.live_readout(
             self.readouts["elapsed"],
@@ -202,7 +202,7 @@ class BucketTimeline(pn.viewable.Viewer):
             height=300, sizing_mode="stretch_width", min_width=280,
             y_range=FactorRange(*LANES), x_range=Range1d(0, 1),
             x_axis_label="Time from the start of backward (ms)",
-            title="One training step: backward, buckets and all-reduces",
+            title="One training step",
         )
         theme.style_figure(fig)
         fig.yaxis.major_label_text_font_size = "12px"
@@ -224,7 +224,7 @@ class BucketTimeline(pn.viewable.Viewer):
         fig = figure(
             height=260, sizing_mode="stretch_width", min_width=280, x_range=Range1d(0.5, 12.5),
             x_axis_label="Layers per bucket", y_axis_label="Time (ms)",
-            title="Sweep: step time and exposed tail for every bucket size",
+            title="Step time by bucket size",
         )
         theme.style_figure(fig)
         fig.xaxis.ticker = list(range(1, 13))
@@ -331,8 +331,7 @@ class BucketTimeline(pn.viewable.Viewer):
         self.best_source.data = {"x": [sw.best_setting], "y": [sw.step_time[sw.best_index]]}
         self.sweep_figure.x_range.end = self.config.n_layers + 0.5
         self.sweep_figure.title.text = (
-            f"Sweep over bucket size. Best: {sw.best_setting} layers per bucket, step "
-            f"{MILLISECONDS(sw.step_time[sw.best_index])}"
+            f"Best: {sw.best_setting} layers per bucket ({MILLISECONDS(sw.step_time[sw.best_index])})"
         )
         self.best_button.disabled = (
             self.config.bucket_cap_mb is None and self.config.layers_per_bucket == sw.best_setting
@@ -391,7 +390,7 @@ class BucketTimeline(pn.viewable.Viewer):
             *(pn.Column(self.readouts[k], **cell) for k in
               ("elapsed", "backward_end", "comm_end", "tail", "step", "buckets", "overhead",
                "overlap")),
-            sizing_mode="stretch_width", flex_direction="row",
+            sizing_mode="stretch_width", flex_direction="row", gap="8px",
         )
         main = pn.Column(
             pn.Row(self.time_control, sizing_mode="stretch_width"),
@@ -408,7 +407,7 @@ class BucketTimeline(pn.viewable.Viewer):
         )
         return pn.FlexBox(
             controls, main, flex_wrap="wrap", sizing_mode="stretch_width",
-            stylesheets=[theme.PAGE_CSS], gap="12px",
+            stylesheets=[theme.PAGE_CSS], gap="12px", margin=0,
         )
 
 

@@ -113,7 +113,7 @@ class QueueLab(pn.viewable.Viewer):
         self.refresh()
 
     def _div(self) -> Div:
-        return Div(text="", stylesheets=[self._sheet], sizing_mode="stretch_width")
+        return Div(text="", stylesheets=[self._sheet], sizing_mode="stretch_width", margin=0)
 
     def _make_figure(self):
         fig = figure(
@@ -260,10 +260,10 @@ class QueueLab(pn.viewable.Viewer):
         readouts = pn.FlexBox(
             *(pn.Column(d, sizing_mode="stretch_width", styles={"flex": "1 1 140px"}, margin=0)
               for d in (self.elapsed_div, self.length_div, self.rate_div)),
-            sizing_mode="stretch_width", flex_direction="row",
+            sizing_mode="stretch_width", flex_direction="row", gap="8px",
         )
         main = pn.Column(
-            readouts, bokeh(self.formula_div, sizing_mode="stretch_width"),
+            readouts, pn.Column(self.formula_div, sizing_mode="stretch_width"),
             bokeh(self.figure, sizing_mode="stretch_width"),
             pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10)),
             pn.pane.Markdown(LIMITS, sizing_mode="stretch_width", css_classes=["ol-limits"]),
@@ -271,5 +271,5 @@ class QueueLab(pn.viewable.Viewer):
         )
         return pn.FlexBox(
             controls, main, flex_wrap="wrap", sizing_mode="stretch_width",
-            stylesheets=[theme.PAGE_CSS], gap="12px",
+            stylesheets=[theme.PAGE_CSS], gap="12px", margin=0,
         )
