@@ -105,6 +105,7 @@ class BucketTimeline(pn.viewable.Viewer):
     def __init__(self, preset: str | None = None, **settings):
         super().__init__(preset=preset if preset is not None else "Overlap works")
         base = PRESETS.get(self.preset, {})
+        self._base_preset: str | None = self.preset if self.preset in PRESETS else None
         self.config = BucketConfig(**{**base, **settings})
         if settings:
             self.preset = CUSTOM if base and any(
@@ -184,12 +185,37 @@ class BucketTimeline(pn.viewable.Viewer):
             self.refresh()
             return
         self._applying_preset = True
+        self._base_preset = event.new if event.new in PRESETS else None
         try:
             with param.parameterized.batch_call_watchers(self.config):
                 self.config.param.update(PRESETS[event.new])
         finally:
             self._applying_preset = False
         self.refresh()
+
+    @property
+    def settings(self) -> param.Parameterized:
+        """The object holding this widget's URL-addressable settings."""
+        return self.config
+
+    def settings_values(self) -> dict[str, object]:
+        """The current settings by parameter name, with the preset they started from.
+
+        The preset comes first so that a profile it sets (such as a large
+        embedding layer, which has no URL key) is reproduced too.
+        """
+        values: dict[str, object] = {}
+        if self._base_preset is not None:
+            values["preset"] = self._base_preset
+        values.update({name: getattr(self.config, name) for name in FIELDS})
+        return values
+
+    def apply(self, preset: str | None = None, **settings) -> None:
+        """Load a preset (if given), then these settings, keeping elapsed time."""
+        if preset is not None:
+            self.preset = preset
+        if settings:
+            self.config.param.update(settings)
 
     def _use_best(self) -> None:
         best = sweep_layers_per_bucket(self.config).best_setting

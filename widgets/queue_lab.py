@@ -6,6 +6,7 @@ import html
 
 import numpy as np
 import panel as pn
+import param
 from bokeh.models import ColumnDataSource, Div, HoverTool, Range1d
 from bokeh.plotting import figure
 
@@ -34,6 +35,9 @@ LIMITS = (
 )
 
 
+#: The settings a learner edits, with units; also the URL keys.
+FIELDS = {"arrival": "items/s", "service": "items/s", "initial": "items"}
+
 KEY = theme.key_html(
     [
         ("line", theme.BLUE, "Queue length"),
@@ -55,9 +59,9 @@ class QueueLab(pn.viewable.Viewer):
         self.playhead = Playhead(self.clock)
         self._sheet = theme.readout_stylesheet()
 
-        self.arrival_field = NumberField(self.model, "arrival", "items/s")
-        self.service_field = NumberField(self.model, "service", "items/s")
-        self.initial_field = NumberField(self.model, "initial", "items")
+        self.arrival_field, self.service_field, self.initial_field = (
+            NumberField(self.model, name, unit) for name, unit in FIELDS.items()
+        )
         self.drain_field = NumberField(
             self.model, "predicted_drain_time", "s", hint="Seconds; checked when the queue empties."
         )
@@ -149,6 +153,21 @@ class QueueLab(pn.viewable.Viewer):
                       mode="vline"),
         )
         return fig
+
+    @property
+    def settings(self) -> param.Parameterized:
+        """The object holding this widget's URL-addressable settings."""
+        return self.model
+
+    def settings_values(self) -> dict[str, float]:
+        """The current settings by parameter name (what a link reproduces)."""
+        return {name: getattr(self.model, name) for name in FIELDS}
+
+    def apply(self, **settings) -> None:
+        """Set these settings and Reset, so the experiment starts from time zero."""
+        with param.parameterized.discard_events(self.model):
+            self.model.param.update(settings)
+        self.time_control.reset()
 
     def refresh(self) -> None:
         """Redraw every source and readout from the model, then re-anchor the browser."""

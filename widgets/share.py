@@ -1,0 +1,122 @@
+"""Copy link and Embed: the current settings as a URL, an iframe and a script tag."""
+
+from __future__ import annotations
+
+import html
+
+import panel as pn
+from bokeh.embed import server_document
+
+from . import theme
+from .registry import WidgetSpec
+
+_COPY_JS = """
+const url = field.value;
+const done = (ok) => {
+  status.setv({text: ok ? '<span role="status">Link copied.</span>'
+    : '<span role="status">Select the link above and copy it.</span>'}, {sync: false});
+};
+if (navigator.clipboard && window.isSecureContext) {
+  navigator.clipboard.writeText(url).then(() => done(true), () => done(false));
+} else {
+  done(false);
+}
+"""
+
+
+def server_origin() -> str:
+    """``http://host:port`` of this server as the browser reached it."""
+    ctx = getattr(pn.state.curdoc, "session_context", None)
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None) or {}
+    host = headers.get("Host") or "localhost:5006"
+    proto = headers.get("X-Forwarded-Proto") or "http"
+    return f"{proto}://{host}"
+
+
+class ShareBar(pn.viewable.Viewer):
+    """A link to the current settings, kept up to date, with copy and embed snippets.
+
+    With ``sync_location`` the page's own URL follows the settings as well, so
+    the address bar is always a link to what is on screen.
+    """
+
+    def __init__(self, spec: WidgetSpec, view, sync_location: bool = False):
+        super().__init__()
+        self.spec, self.view, self.sync_location = spec, view, sync_location
+        self.origin = server_origin()
+        self.link = pn.widgets.TextInput(
+            label="Link to these settings", sizing_mode="stretch_width", value=""
+        )
+        self.copy_button = pn.widgets.Button(label="Copy link", width=120)
+        self.copy_status = pn.pane.HTML("", margin=(0, 10), stylesheets=[theme.PAGE_CSS])
+        self.embed_toggle = pn.widgets.Toggle(label="Embed", width=120, value=False)
+        self.iframe_code = pn.widgets.TextAreaInput(
+            label="Iframe snippet", sizing_mode="stretch_width", height=90
+        )
+        self.script_code = pn.widgets.TextAreaInput(
+            label="Script tag snippet", sizing_mode="stretch_width", height=120
+        )
+        self.embed_panel = pn.Column(
+            pn.pane.HTML(
+                "<p class='ol-hint'>Paste one of these into a course page. The server must "
+                "be started with <code>--allow-websocket-origin</code> set to the course "
+                "site's host.</p>",
+                stylesheets=[theme.PAGE_CSS],
+                sizing_mode="stretch_width",
+            ),
+            self.iframe_code,
+            self.script_code,
+            visible=False,
+            sizing_mode="stretch_width",
+        )
+        self.embed_toggle.param.watch(self._toggle_embed, "value")
+        self.copy_button.js_on_click(
+            args={"field": self.link, "status": self.copy_status}, code=_COPY_JS
+        )
+        view.settings.param.watch(lambda *_: self.update(), list(spec.units))
+        if hasattr(view, "param") and "preset" in view.param:
+            view.param.watch(lambda *_: self.update(), "preset")
+        self.update()
+
+    def _toggle_embed(self, event) -> None:
+        self.embed_panel.visible = event.new
+
+    def query(self) -> str:
+        """The query string that reproduces the current settings."""
+        return self.spec.query_string(self.view.settings_values())
+
+    def update(self) -> None:
+        """Rewrite the link, the snippets and (if synced) the page URL."""
+        query = self.query()
+        url = f"{self.origin}/{self.spec.name}?{query}"
+        self.link.value = url
+        self.iframe_code.value = (
+            f'<iframe src="{html.escape(url)}" title="{html.escape(self.spec.title)}" '
+            'style="width:100%;height:1200px;border:0" loading="lazy"></iframe>'
+        )
+        args = dict(pair.split("=", 1) for pair in query.split("&") if pair)
+        from urllib.parse import unquote_plus
+
+        self.script_code.value = server_document(
+            f"{self.origin}/{self.spec.name}",
+            arguments={k: unquote_plus(v) for k, v in args.items()},
+        ).strip()
+        if self.sync_location and pn.state.location is not None:
+            pn.state.location.search = f"?{query}" if query else ""
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return pn.Column(
+            theme.heading("Share"),
+            pn.FlexBox(
+                pn.Column(self.link, sizing_mode="stretch_width", styles={"flex": "1 1 260px"}),
+                pn.Row(self.copy_button, self.embed_toggle, styles={"align-self": "flex-end"}),
+                sizing_mode="stretch_width",
+                flex_direction="row",
+            ),
+            self.copy_status,
+            self.embed_panel,
+            sizing_mode="stretch_width",
+            css_classes=["ol-card"],
+            margin=(12, 0, 0, 0),
+        )
