@@ -28,12 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def serve(port: int, address: str, origins: list[str], show: bool) -> None:
     """Serve every route until interrupted."""
-    from .routes import ROUTES
+    from .routes import build_routes
 
     pn.extension(inline=False)
     local = [f"localhost:{port}", f"127.0.0.1:{port}", f"{address}:{port}"]
     pn.serve(
-        ROUTES,
+        build_routes(),
         port=port,
         address=address,
         websocket_origin=sorted(set(local + origins)),

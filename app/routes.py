@@ -2,49 +2,42 @@
 
 from __future__ import annotations
 
+import html
 import panel as pn
 
-from widgets.bucket_timeline import FIELDS as BUCKET_FIELDS
-from widgets.bucket_timeline import BucketTimeline
-from widgets.model.buckets import PRESETS, BucketConfig
-from widgets.model.fluid_queue import FluidQueue
-from widgets.queue_lab import QueueLab
-from widgets.url_state import settings_from_query
+from lessons import Lesson, load_lessons
+from widgets.registry import WIDGETS, WidgetSpec
+from widgets.share import ShareBar
 
+from .lesson_page import lesson_body
 from .page import page
-
-QUEUE_LAB_KEYS = {"arrival": "items/s", "service": "items/s", "initial": "items"}
-
-WIDGETS = {
-    "bucket-timeline": (
-        "Bucket timeline",
-        "One training step of a twelve-layer model: backward, gradient buckets, each "
-        "all-reduce on the link, and the exposed tail, with a sweep over bucket sizes.",
-    ),
-    "queue-lab": (
-        "Fluid queue lab",
-        "Traffic arrives at one rate and leaves at another: predict when the queue drains, "
-        "then run it.",
-    ),
-}
 
 
 def _query() -> dict:
     return dict(pn.state.session_args or {})
 
 
-def index_page() -> pn.viewable.Viewable:
-    """The index: every widget route with a line on what it is for."""
-    items = "".join(
-        f'<li><a href="./{route}">{title}</a> — {text}</li>'
-        for route, (title, text) in WIDGETS.items()
+def index_page(lessons: dict[str, Lesson]) -> pn.viewable.Viewable:
+    """The index: the lessons and the widgets, each with a line on what it is for."""
+    lesson_items = "".join(
+        f'<li><a href="./lessons/{html.escape(name)}">{html.escape(lesson.title)}</a> — '
+        f"{html.escape(lesson.summary)}</li>"
+        for name, lesson in lessons.items()
+    )
+    widget_items = "".join(
+        f'<li><a href="./{spec.name}">{html.escape(spec.title)}</a> — '
+        f"{html.escape(spec.summary)}</li>"
+        for spec in WIDGETS.values()
     )
     body = pn.pane.HTML(
-        f'<nav aria-label="Widgets"><h2>Widgets</h2><ul class="ol-list">{items}</ul></nav>',
+        f'<nav aria-label="Lessons"><h2>Lessons</h2><ul class="ol-list">{lesson_items}</ul>'
+        f'</nav><nav aria-label="Widgets"><h2>Widgets</h2><ul class="ol-list">{widget_items}'
+        "</ul></nav>",
         sizing_mode="stretch_width",
         stylesheets=[
-            ".ol-list { font: 16px/1.6 system-ui, sans-serif; padding-left: 1.2em; }"
-            " h2 { font: 600 18px system-ui, sans-serif; } a { color: #0b5cad; }"
+            ".ol-list { font: 16px/1.6 system-ui, sans-serif; padding-left: 1.2em; margin: 0 0"
+            " 12px 0; } h2 { font: 600 18px system-ui, sans-serif; margin: 12px 0 4px 0; }"
+            " a { color: #0b5cad; }"
         ],
         margin=(0, 10),
     )
@@ -56,28 +49,28 @@ def index_page() -> pn.viewable.Viewable:
     )
 
 
-def queue_lab_page() -> pn.viewable.Viewable:
-    """The fluid queue lab, preset from ``?arrival=&service=&initial=``."""
-    settings, notices = settings_from_query(FluidQueue, QUEUE_LAB_KEYS, _query())
-    title, text = WIDGETS["queue-lab"]
-    return page(title, text, QueueLab(**settings), notices)
+def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:
+    """One widget on its own, preset from the URL query (the parameter names)."""
+    kwargs, notices = spec.parse(_query())
+    view = spec.create(**kwargs)
+    body = pn.Column(
+        view, ShareBar(spec, view, sync_location=True), sizing_mode="stretch_width", margin=0
+    )
+    return page(spec.title, html.escape(spec.summary), body, notices)
 
 
-def bucket_timeline_page() -> pn.viewable.Viewable:
-    """The bucket timeline, preset from ``?preset=`` and the setting names."""
-    query = _query()
-    notices: list[str] = []
-    preset = None
-    if "preset" in query:
-        raw = query.pop("preset")[-1]
-        name = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-        if name in PRESETS:
-            preset = name
-        else:
-            notices.append(f"Ignored unknown preset “{name[:40]}” (known: {', '.join(PRESETS)}).")
-    settings, more = settings_from_query(BucketConfig, BUCKET_FIELDS, query)
-    title, text = WIDGETS["bucket-timeline"]
-    return page(title, text, BucketTimeline(preset=preset, **settings), notices + more)
+def lesson_page(lesson: Lesson) -> pn.viewable.Viewable:
+    """A lesson: its prose with live widgets, experiments and self-check questions."""
+    return page(lesson.title, html.escape(lesson.summary), lesson_body(lesson))
 
 
-ROUTES = {"/": index_page, "queue-lab": queue_lab_page, "bucket-timeline": bucket_timeline_page}
+def build_routes() -> dict[str, object]:
+    """Every route: the index, each widget, each lesson in ``lessons/``."""
+    lessons = load_lessons()
+    # Panel calls plain functions once per session; it does not call partials.
+    routes: dict[str, object] = {"/": lambda: index_page(lessons)}
+    for spec in WIDGETS.values():
+        routes[spec.name] = lambda spec=spec: widget_page(spec)
+    for name, lesson in lessons.items():
+        routes[f"lessons/{name}"] = lambda lesson=lesson: lesson_page(lesson)
+    return routes

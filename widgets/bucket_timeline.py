@@ -175,9 +175,17 @@ class BucketTimeline(pn.viewable.Viewer):
 
     # -- reacting to the learner ---------------------------------------------------
 
-    def _config_changed(self, *_events) -> None:
-        if not self._applying_preset and self.preset != CUSTOM:
-            self.preset = CUSTOM
+    def _config_changed(self, *events) -> None:
+        if not self._applying_preset:
+            # A typed uniform value means "every layer": drop a preset's per-layer
+            # profile that would otherwise silently override it.
+            changed = {e.name for e in events}
+            profiles = {"backward_ms": "layer_backward_ms", "grad_mb": "layer_grad_mb"}
+            for uniform, profile in profiles.items():
+                if uniform in changed and getattr(self.config, profile) is not None:
+                    setattr(self.config, profile, None)
+            if self.preset != CUSTOM:
+                self.preset = CUSTOM
         self.refresh()
 
     def _preset_chosen(self, event: param.parameterized.Event) -> None:
@@ -234,6 +242,12 @@ class BucketTimeline(pn.viewable.Viewer):
         fig.yaxis.major_label_text_font_size = "12px"
         fig.ygrid.grid_line_color = None
         fig.add_layout(self.tail_box)
+        # The whole step stays visible as a faint ghost; Play fills it in.
+        fig.hbar(
+            y="lane", left="left", right="right", height=0.7, source=self.intervals,
+            fill_color="color", fill_alpha=0.22, line_color="color", line_alpha=0.5,
+            hatch_pattern="hatch", hatch_color=theme.INK, hatch_alpha=0.2, hatch_scale=8,
+        )
         shown = self.playhead.reveal("intervals", self.intervals)
         bars = fig.hbar(
             y="lane", left="left", right="right", height=0.7, source=shown,
@@ -439,7 +453,7 @@ class BucketTimeline(pn.viewable.Viewer):
 
 KEY = theme.key_html(
     [
-        ("■", theme.BLUE, "Layers and transfers, coloured by bucket"),
+        ("■", theme.BLUE, "Layers and transfers, coloured by bucket (faint: not yet played)"),
         ("▨", theme.INK, "Waiting for the link (hatched)"),
         ("▧", theme.VERMILLION, "Exposed tail"),
         ("┆", theme.BLUE, "Backward end (dashed)"),

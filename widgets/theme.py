@@ -26,7 +26,8 @@ CATEGORY = [BLUE, ORANGE, GREEN, PURPLE, SKY, VERMILLION, YELLOW, "#999999"]
 
 READOUT_CSS = f"""
 :host {{ width: 100%; }}
-.ol-readout {{ display: flex; flex-direction: column; gap: 2px; padding: 6px 10px;
+:host > div, .bk-clearfix {{ width: 100%; }}
+.ol-readout {{ box-sizing: border-box; width: 100%; min-height: 100%; display: flex; flex-direction: column; gap: 2px; padding: 6px 10px;
   border-left: 4px solid {BLUE}; background: #f6f8fa; border-radius: 4px;
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }}
 .ol-label {{ font-size: 13px; color: {MUTED}; }}
