@@ -88,8 +88,9 @@ def lesson_body(lesson: Lesson) -> pn.viewable.Viewable:
 
 
 def _experiment(block: Experiment, view) -> pn.viewable.Viewable:
-    button = pn.widgets.Button(label=block.label, color="primary", sizing_mode="stretch_width",
-                               max_width=PROSE_WIDTH)
+    button = pn.widgets.Button(
+        label=block.label, color="primary", sizing_mode="stretch_width", max_width=PROSE_WIDTH
+    )
     status = pn.pane.HTML("", margin=(0, 10), stylesheets=[theme.PAGE_CSS])
     settings = ", ".join(f"{k} {v}" for k, v in block.settings.items())
 

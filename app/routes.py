@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+
 import panel as pn
 
 from lessons import Lesson, load_lessons

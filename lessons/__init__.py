@@ -30,8 +30,17 @@ stays hidden until the learner asks for it.
 
 from __future__ import annotations
 
-from .parser import Block, Experiment, Lesson, LessonError, Prose, Question, WidgetBlock
-from .parser import load_lessons, parse_lesson
+from .parser import (
+    Block,
+    Experiment,
+    Lesson,
+    LessonError,
+    Prose,
+    Question,
+    WidgetBlock,
+    load_lessons,
+    parse_lesson,
+)
 
 __all__ = [
     "Block",

@@ -108,9 +108,11 @@ class BucketTimeline(pn.viewable.Viewer):
         self._base_preset: str | None = self.preset if self.preset in PRESETS else None
         self.config = BucketConfig(**{**base, **settings})
         if settings:
-            self.preset = CUSTOM if base and any(
-                not _same(base.get(k), v) for k, v in settings.items()
-            ) else self.preset
+            self.preset = (
+                CUSTOM
+                if base and any(not _same(base.get(k), v) for k, v in settings.items())
+                else self.preset
+            )
         self.clock = Clock(horizon=1.0, step_size=1.0)
         self.playhead = Playhead(self.clock)
         self._sheet = theme.readout_stylesheet()
@@ -129,21 +131,30 @@ class BucketTimeline(pn.viewable.Viewer):
         self.best_button.on_click(lambda _: self._use_best())
 
         self.intervals = ColumnDataSource(
-            {k: [] for k in ("left", "right", "lane", "label", "kind", "color", "hatch",
-                             "detail")}
+            {k: [] for k in ("left", "right", "lane", "label", "kind", "color", "hatch", "detail")}
         )
         self.tail_box = BoxAnnotation(
-            fill_color=theme.VERMILLION, fill_alpha=0.12, line_color=theme.VERMILLION,
-            line_alpha=0.6, line_dash="dashed", hatch_pattern="/", hatch_color=theme.VERMILLION,
-            hatch_alpha=0.35, hatch_scale=10, level="underlay",
+            fill_color=theme.VERMILLION,
+            fill_alpha=0.12,
+            line_color=theme.VERMILLION,
+            line_alpha=0.6,
+            line_dash="dashed",
+            hatch_pattern="/",
+            hatch_color=theme.VERMILLION,
+            hatch_alpha=0.35,
+            hatch_scale=10,
+            level="underlay",
         )
         self.markers = {
-            "backward_end": Span(dimension="height", line_color=theme.BLUE, line_width=2,
-                                 line_dash="dashed"),
-            "comm_end": Span(dimension="height", line_color=theme.VERMILLION, line_width=2,
-                             line_dash="dotted"),
-            "optimizer_start": Span(dimension="height", line_color=theme.GREEN, line_width=2,
-                                    line_dash="dashdot"),
+            "backward_end": Span(
+                dimension="height", line_color=theme.BLUE, line_width=2, line_dash="dashed"
+            ),
+            "comm_end": Span(
+                dimension="height", line_color=theme.VERMILLION, line_width=2, line_dash="dotted"
+            ),
+            "optimizer_start": Span(
+                dimension="height", line_color=theme.GREEN, line_width=2, line_dash="dashdot"
+            ),
         }
         self.figure = self._make_timeline()
         self.sweep_source = ColumnDataSource({"x": [], "step": [], "tail": [], "buckets": []})
@@ -152,20 +163,32 @@ class BucketTimeline(pn.viewable.Viewer):
         self.sweep_figure = self._make_sweep()
 
         self.readouts: dict[str, Div] = {}
-        for key in ("elapsed", "backward_end", "comm_end", "tail", "step", "buckets",
-                    "overhead", "overlap", "regime"):
-            self.readouts[key] = Div(text="", stylesheets=[self._sheet],
-                                     sizing_mode="stretch_width", margin=0)
+        for key in (
+            "elapsed",
+            "backward_end",
+            "comm_end",
+            "tail",
+            "step",
+            "buckets",
+            "overhead",
+            "overlap",
+            "regime",
+        ):
+            self.readouts[key] = Div(
+                text="", stylesheets=[self._sheet], sizing_mode="stretch_width", margin=0
+            )
         self._ids = {key: new_id(key) for key in self.readouts}
         self.playhead.live_readout(
             self.readouts["elapsed"],
-            readout_html("Elapsed time", VALUE_SLOT, self._ids["elapsed"],
-                         note="from the start of backward"),
+            readout_html(
+                "Elapsed time", VALUE_SLOT, self._ids["elapsed"], note="from the start of backward"
+            ),
             MILLISECONDS,
         )
         self.playhead.attach()
-        self.explanation = pn.pane.Markdown("", sizing_mode="stretch_width",
-                                            css_classes=["ol-explanation"])
+        self.explanation = pn.pane.Markdown(
+            "", sizing_mode="stretch_width", css_classes=["ol-explanation"]
+        )
         self.bridge = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10))
         self.schedule: Schedule = self.config.schedule()
 
@@ -233,8 +256,11 @@ class BucketTimeline(pn.viewable.Viewer):
 
     def _make_timeline(self):
         fig = figure(
-            height=300, sizing_mode="stretch_width", min_width=280,
-            y_range=FactorRange(*LANES), x_range=Range1d(0, 1),
+            height=300,
+            sizing_mode="stretch_width",
+            min_width=280,
+            y_range=FactorRange(*LANES),
+            x_range=Range1d(0, 1),
             x_axis_label="Time from the start of backward (ms)",
             title="One training step",
         )
@@ -244,15 +270,34 @@ class BucketTimeline(pn.viewable.Viewer):
         fig.add_layout(self.tail_box)
         # The whole step stays visible as a faint ghost; Play fills it in.
         fig.hbar(
-            y="lane", left="left", right="right", height=0.7, source=self.intervals,
-            fill_color="color", fill_alpha=0.22, line_color="color", line_alpha=0.5,
-            hatch_pattern="hatch", hatch_color=theme.INK, hatch_alpha=0.2, hatch_scale=8,
+            y="lane",
+            left="left",
+            right="right",
+            height=0.7,
+            source=self.intervals,
+            fill_color="color",
+            fill_alpha=0.22,
+            line_color="color",
+            line_alpha=0.5,
+            hatch_pattern="hatch",
+            hatch_color=theme.INK,
+            hatch_alpha=0.2,
+            hatch_scale=8,
         )
         shown = self.playhead.reveal("intervals", self.intervals)
         bars = fig.hbar(
-            y="lane", left="left", right="right", height=0.7, source=shown,
-            fill_color="color", line_color="white", line_width=1,
-            hatch_pattern="hatch", hatch_color=theme.INK, hatch_alpha=0.55, hatch_scale=8,
+            y="lane",
+            left="left",
+            right="right",
+            height=0.7,
+            source=shown,
+            fill_color="color",
+            line_color="white",
+            line_width=1,
+            hatch_pattern="hatch",
+            hatch_color=theme.INK,
+            hatch_alpha=0.55,
+            hatch_scale=8,
         )
         for span in self.markers.values():
             fig.add_layout(span)
@@ -262,30 +307,67 @@ class BucketTimeline(pn.viewable.Viewer):
 
     def _make_sweep(self):
         fig = figure(
-            height=260, sizing_mode="stretch_width", min_width=280, x_range=Range1d(0.5, 12.5),
-            x_axis_label="Layers per bucket", y_axis_label="Time (ms)",
+            height=260,
+            sizing_mode="stretch_width",
+            min_width=280,
+            x_range=Range1d(0.5, 12.5),
+            x_axis_label="Layers per bucket",
+            y_axis_label="Time (ms)",
             title="Step time by bucket size",
         )
         theme.style_figure(fig)
         fig.xaxis.ticker = list(range(1, 13))
-        step = fig.line("x", "step", source=self.sweep_source, line_color=theme.BLUE,
-                        line_width=3)
-        fig.scatter("x", "step", source=self.sweep_source, size=7, fill_color=theme.BLUE,
-                    line_color="white")
-        tail = fig.line("x", "tail", source=self.sweep_source, line_color=theme.VERMILLION,
-                        line_width=2.5, line_dash="dashed")
-        fig.scatter("x", "tail", source=self.sweep_source, marker="square", size=7,
-                    fill_color=theme.VERMILLION, line_color="white")
-        fig.scatter("x", "y", source=self.current_source, size=18, fill_color=None,
-                    line_color=theme.INK, line_width=2.5)
-        fig.scatter("x", "y", source=self.best_source, marker="star", size=20,
-                    fill_color=theme.ORANGE, line_color=theme.INK)
-        fig.add_tools(HoverTool(
-            renderers=[step, tail],
-            tooltips=[("layers per bucket", "@x"), ("buckets", "@buckets"),
-                      ("step time", "@step{0.00} ms"), ("exposed tail", "@tail{0.00} ms")],
-            mode="vline",
-        ))
+        step = fig.line("x", "step", source=self.sweep_source, line_color=theme.BLUE, line_width=3)
+        fig.scatter(
+            "x", "step", source=self.sweep_source, size=7, fill_color=theme.BLUE, line_color="white"
+        )
+        tail = fig.line(
+            "x",
+            "tail",
+            source=self.sweep_source,
+            line_color=theme.VERMILLION,
+            line_width=2.5,
+            line_dash="dashed",
+        )
+        fig.scatter(
+            "x",
+            "tail",
+            source=self.sweep_source,
+            marker="square",
+            size=7,
+            fill_color=theme.VERMILLION,
+            line_color="white",
+        )
+        fig.scatter(
+            "x",
+            "y",
+            source=self.current_source,
+            size=18,
+            fill_color=None,
+            line_color=theme.INK,
+            line_width=2.5,
+        )
+        fig.scatter(
+            "x",
+            "y",
+            source=self.best_source,
+            marker="star",
+            size=20,
+            fill_color=theme.ORANGE,
+            line_color=theme.INK,
+        )
+        fig.add_tools(
+            HoverTool(
+                renderers=[step, tail],
+                tooltips=[
+                    ("layers per bucket", "@x"),
+                    ("buckets", "@buckets"),
+                    ("step time", "@step{0.00} ms"),
+                    ("exposed tail", "@tail{0.00} ms"),
+                ],
+                mode="vline",
+            )
+        )
         return fig
 
     def refresh(self) -> None:
@@ -341,16 +423,28 @@ class BucketTimeline(pn.viewable.Viewer):
         values = {
             "backward_end": ("Backward end", ms(s.backward_end), "layer 1's gradient is ready"),
             "comm_end": ("Communication end", ms(s.comm_end), "the last all-reduce finishes"),
-            "tail": ("Exposed tail", ms(s.exposed_tail),
-                     f"last transfer alone: {ms(s.bucket_transfer_ms[-1])}"),
-            "step": ("Step time", ms(s.step_time),
-                     f"forward {ms(s.forward_ms)} + {ms(s.optimizer_start)} + optimizer "
-                     f"{ms(s.optimizer_ms)}"),
+            "tail": (
+                "Exposed tail",
+                ms(s.exposed_tail),
+                f"last transfer alone: {ms(s.bucket_transfer_ms[-1])}",
+            ),
+            "step": (
+                "Step time",
+                ms(s.step_time),
+                f"forward {ms(s.forward_ms)} + {ms(s.optimizer_start)} + optimizer "
+                f"{ms(s.optimizer_ms)}",
+            ),
             "buckets": ("Buckets", COUNT(s.n_buckets), f"layers {sizes}"),
-            "overhead": ("Per-transfer overhead", ms(per_transfer),
-                         f"× {s.n_buckets} transfers = {ms(s.overhead_ms)}"),
-            "overlap": ("Overlap", PERCENT(100 * s.overlap_fraction),
-                        "of transfer time runs during backward"),
+            "overhead": (
+                "Per-transfer overhead",
+                ms(per_transfer),
+                f"× {s.n_buckets} transfers = {ms(s.overhead_ms)}",
+            ),
+            "overlap": (
+                "Overlap",
+                PERCENT(100 * s.overlap_fraction),
+                "of transfer time runs during backward",
+            ),
             "regime": ("Regime", regime_value, ""),
         }
         for key, (label, value, note) in values.items():
@@ -359,20 +453,23 @@ class BucketTimeline(pn.viewable.Viewer):
     def _sweep(self) -> None:
         sw = sweep_layers_per_bucket(self.config)
         self.sweep_source.data = {
-            "x": sw.setting, "step": sw.step_time, "tail": sw.exposed_tail,
+            "x": sw.setting,
+            "step": sw.step_time,
+            "tail": sw.exposed_tail,
             "buckets": sw.n_buckets,
         }
         current = self.schedule
         if self.config.bucket_cap_mb is None:
-            self.current_source.data = {"x": [self.config.layers_per_bucket],
-                                        "y": [current.step_time]}
+            self.current_source.data = {
+                "x": [self.config.layers_per_bucket],
+                "y": [current.step_time],
+            }
         else:
             self.current_source.data = {"x": [], "y": []}
         self.best_source.data = {"x": [sw.best_setting], "y": [sw.step_time[sw.best_index]]}
         self.sweep_figure.x_range.end = self.config.n_layers + 0.5
-        self.sweep_figure.title.text = (
-            f"Best: {sw.best_setting} layers per bucket ({MILLISECONDS(sw.step_time[sw.best_index])})"
-        )
+        best_step = MILLISECONDS(sw.step_time[sw.best_index])
+        self.sweep_figure.title.text = f"Best: {sw.best_setting} layers per bucket ({best_step})"
         self.best_button.disabled = (
             self.config.bucket_cap_mb is None and self.config.layers_per_bucket == sw.best_setting
         )
@@ -381,8 +478,10 @@ class BucketTimeline(pn.viewable.Viewer):
         ms = MILLISECONDS
         r = s.regime_reason
         text = EXPLANATIONS[s.regime].format(
-            last=ms(s.bucket_transfer_ms[-1]), overhead=ms(r["overhead_ms"]),
-            traffic=ms(r["traffic_ms"]), wait=ms(r["last_link_wait_ms"]),
+            last=ms(s.bucket_transfer_ms[-1]),
+            overhead=ms(r["overhead_ms"]),
+            traffic=ms(r["traffic_ms"]),
+            wait=ms(r["last_link_wait_ms"]),
             backward=ms(s.backward_end),
         )
         self.explanation.object = text
@@ -417,20 +516,46 @@ class BucketTimeline(pn.viewable.Viewer):
     def __panel__(self) -> pn.viewable.Viewable:
         f = self.fields
         controls = pn.Column(
-            theme.heading("Preset"), self.preset_select, self.preset_note,
-            theme.heading("Buckets"), f["layers_per_bucket"], f["bucket_cap_mb"],
-            theme.heading("Hardware"), f["backward_ms"], f["grad_mb"], f["bandwidth"],
-            f["latency_ms"], f["ranks"], f["straggler_pct"],
-            theme.heading("Rest of the step"), f["forward_ms"], f["optimizer_ms"],
-            styles={"flex": "1 1 280px"}, max_width=360, min_width=260,
-            sizing_mode="stretch_width", css_classes=["ol-card"],
+            theme.heading("Preset"),
+            self.preset_select,
+            self.preset_note,
+            theme.heading("Buckets"),
+            f["layers_per_bucket"],
+            f["bucket_cap_mb"],
+            theme.heading("Hardware"),
+            f["backward_ms"],
+            f["grad_mb"],
+            f["bandwidth"],
+            f["latency_ms"],
+            f["ranks"],
+            f["straggler_pct"],
+            theme.heading("Rest of the step"),
+            f["forward_ms"],
+            f["optimizer_ms"],
+            styles={"flex": "1 1 280px"},
+            max_width=360,
+            min_width=260,
+            sizing_mode="stretch_width",
+            css_classes=["ol-card"],
         )
         cell = {"sizing_mode": "stretch_width", "styles": {"flex": "1 1 160px"}, "margin": 0}
         readouts = pn.FlexBox(
-            *(pn.Column(self.readouts[k], **cell) for k in
-              ("elapsed", "backward_end", "comm_end", "tail", "step", "buckets", "overhead",
-               "overlap")),
-            sizing_mode="stretch_width", flex_direction="row", gap="8px",
+            *(
+                pn.Column(self.readouts[k], **cell)
+                for k in (
+                    "elapsed",
+                    "backward_end",
+                    "comm_end",
+                    "tail",
+                    "step",
+                    "buckets",
+                    "overhead",
+                    "overlap",
+                )
+            ),
+            sizing_mode="stretch_width",
+            flex_direction="row",
+            gap="8px",
         )
         main = pn.Column(
             pn.Row(self.time_control, sizing_mode="stretch_width"),
@@ -443,11 +568,18 @@ class BucketTimeline(pn.viewable.Viewer):
             pn.pane.HTML(SWEEP_KEY, sizing_mode="stretch_width", margin=(0, 10)),
             self.best_button,
             self.bridge,
-            styles={"flex": "3 1 520px"}, min_width=280, sizing_mode="stretch_width",
+            styles={"flex": "3 1 520px"},
+            min_width=280,
+            sizing_mode="stretch_width",
         )
         return pn.FlexBox(
-            controls, main, flex_wrap="wrap", sizing_mode="stretch_width",
-            stylesheets=[theme.PAGE_CSS], gap="12px", margin=0,
+            controls,
+            main,
+            flex_wrap="wrap",
+            sizing_mode="stretch_width",
+            stylesheets=[theme.PAGE_CSS],
+            gap="12px",
+            margin=0,
         )
 
 
@@ -508,30 +640,70 @@ def _interval_columns(s: Schedule) -> dict:
         if k == "backward":
             layer = int(lab.split()[-1])
             bucket = int(s.layer_bucket[layer - 1])
-            add(a, b, k, lab, palette[bucket % len(palette)], " ",
+            add(
+                a,
+                b,
+                k,
+                lab,
+                palette[bucket % len(palette)],
+                " ",
                 f"{lab} · bucket {bucket} · {ms(a)}–{ms(b)} · "
-                f"{MB(s.layer_grad_mb[layer - 1])} of gradient")
+                f"{MB(s.layer_grad_mb[layer - 1])} of gradient",
+            )
         elif k == "transfer":
             bucket = int(lab.split()[-1])
             layers = np.asarray(s.bucket_layers[bucket])
-            add(a, b, k, lab, palette[bucket % len(palette)], " ",
+            add(
+                a,
+                b,
+                k,
+                lab,
+                palette[bucket % len(palette)],
+                " ",
                 f"{lab} (layers {layers.max()}–{layers.min()}) · {MB(s.bucket_size_mb[bucket])}"
                 f" · ready {ms(s.bucket_ready[bucket])} · all-reduce {ms(a)}–{ms(b)} "
-                f"({ms(s.bucket_transfer_ms[bucket])}) · waited {ms(s.bucket_link_wait[bucket])}")
+                f"({ms(s.bucket_transfer_ms[bucket])}) · waited {ms(s.bucket_link_wait[bucket])}",
+            )
         elif k == "waiting":
             bucket = int(lab.split()[1])
-            add(a, b, k, lab, "#ffffff", "/",
-                f"Bucket {bucket} is ready but waits {ms(b - a)} for the link "
-                f"({ms(a)}–{ms(b)})")
+            add(
+                a,
+                b,
+                k,
+                lab,
+                "#ffffff",
+                "/",
+                f"Bucket {bucket} is ready but waits {ms(b - a)} for the link ({ms(a)}–{ms(b)})",
+            )
     for b, layers in enumerate(s.bucket_layers):
         layers = np.asarray(layers)
         first = s.layer_backward_start[layers.max() - 1]
-        add(first, s.bucket_ready[b], "filling", f"Bucket {b} filling",
-            palette[b % len(palette)], " ",
+        add(
+            first,
+            s.bucket_ready[b],
+            "filling",
+            f"Bucket {b} filling",
+            palette[b % len(palette)],
+            " ",
             f"Bucket {b} fills as layers {layers.max()}–{layers.min()} finish; "
-            f"ready at {ms(s.bucket_ready[b])}")
-    add(s.optimizer_start, s.optimizer_start + s.optimizer_ms, "optimizer", "Optimizer",
-        "#bbbbbb", "x", f"Optimizer {ms(s.optimizer_start)}–"
-        f"{ms(s.optimizer_start + s.optimizer_ms)}")
-    return {"left": left, "right": right, "lane": lane, "label": label, "kind": kind,
-            "color": color, "hatch": hatch, "detail": detail}
+            f"ready at {ms(s.bucket_ready[b])}",
+        )
+    add(
+        s.optimizer_start,
+        s.optimizer_start + s.optimizer_ms,
+        "optimizer",
+        "Optimizer",
+        "#bbbbbb",
+        "x",
+        f"Optimizer {ms(s.optimizer_start)}–{ms(s.optimizer_start + s.optimizer_ms)}",
+    )
+    return {
+        "left": left,
+        "right": right,
+        "lane": lane,
+        "label": label,
+        "kind": kind,
+        "color": color,
+        "hatch": hatch,
+        "detail": detail,
+    }

@@ -106,13 +106,23 @@ class QueueLab(pn.viewable.Viewer):
         self.playhead.attach()
 
         self.length_prediction = pn.Column(
-            self.time_field, self.length_field, pn.pane.Bokeh(self.length_outcome),
-            pn.pane.Bokeh(self.length_pending), margin=0, sizing_mode="stretch_width",
+            self.time_field,
+            self.length_field,
+            pn.pane.Bokeh(self.length_outcome),
+            pn.pane.Bokeh(self.length_pending),
+            margin=0,
+            sizing_mode="stretch_width",
         )
         self.model.param.watch(
             lambda _: self.refresh(),
-            ["arrival", "service", "initial", "predicted_drain_time", "prediction_time",
-             "predicted_length"],
+            [
+                "arrival",
+                "service",
+                "initial",
+                "predicted_drain_time",
+                "prediction_time",
+                "predicted_length",
+            ],
         )
         self.refresh()
 
@@ -134,23 +144,42 @@ class QueueLab(pn.viewable.Viewer):
         shown_run = self.playhead.reveal("polyline", self.run_source)
         shown_actual = self.playhead.reveal("points", self.actual_source)
         line = fig.line("x", "y", source=shown_run, line_color=theme.BLUE, line_width=3)
-        edits = fig.scatter(
-            "x", "y", source=self.edit_source, marker="diamond", size=13,
-            fill_color=theme.GREEN, line_color="white",
+        fig.scatter(
+            "x",
+            "y",
+            source=self.edit_source,
+            marker="diamond",
+            size=13,
+            fill_color=theme.GREEN,
+            line_color="white",
         )
         predicted = fig.scatter(
-            "x", "y", source=self.prediction_source, marker="inverted_triangle", size=15,
-            fill_color=theme.VERMILLION, line_color="white",
+            "x",
+            "y",
+            source=self.prediction_source,
+            marker="inverted_triangle",
+            size=15,
+            fill_color=theme.VERMILLION,
+            line_color="white",
         )
         actual = fig.scatter(
-            "x", "y", source=shown_actual, marker="circle", size=12,
-            fill_color="white", line_color=theme.INK, line_width=2.5,
+            "x",
+            "y",
+            source=shown_actual,
+            marker="circle",
+            size=12,
+            fill_color="white",
+            line_color=theme.INK,
+            line_width=2.5,
         )
         self.playhead.add_to(fig, line_color=theme.INK, line_width=2, line_alpha=0.8)
         fig.add_tools(
             HoverTool(renderers=[predicted, actual], tooltips=[("", "@what")]),
-            HoverTool(renderers=[line], tooltips=[("t", "@x{0.00} s"), ("q", "@y{0.00} items")],
-                      mode="vline"),
+            HoverTool(
+                renderers=[line],
+                tooltips=[("t", "@x{0.00} s"), ("q", "@y{0.00} items")],
+                mode="vline",
+            ),
         )
         return fig
 
@@ -185,16 +214,33 @@ class QueueLab(pn.viewable.Viewer):
 
         drain, length = model.drain_check(), model.length_check()
         self._predictions(drain, length)
-        self._outcome(self.drain_outcome, self.drain_pending, drain, "Actual drain time",
-                      "Checked when the run reaches the moment the queue empties.", SECONDS)
-        self._outcome(self.length_outcome, self.length_pending, length,
-                      "Actual queue length", "Checked when the run reaches that time.", ITEMS)
+        self._outcome(
+            self.drain_outcome,
+            self.drain_pending,
+            drain,
+            "Actual drain time",
+            "Checked when the run reaches the moment the queue empties.",
+            SECONDS,
+        )
+        self._outcome(
+            self.length_outcome,
+            self.length_pending,
+            length,
+            "Actual queue length",
+            "Checked when the run reaches that time.",
+            ITEMS,
+        )
 
         seg = model.segment
         self.rate_div.text = readout_html(
-            "Net rate", ITEMS_PER_SECOND(seg.net_rate, signed=True), new_id("rate"),
-            note={"drains": "The queue drains.", "grows": "The queue grows.",
-                  "constant": "The queue holds steady."}[seg.trend],
+            "Net rate",
+            ITEMS_PER_SECOND(seg.net_rate, signed=True),
+            new_id("rate"),
+            note={
+                "drains": "The queue drains.",
+                "grows": "The queue grows.",
+                "constant": "The queue holds steady.",
+            }[seg.trend],
         )
         self.formula_div.text = self._formula_html(seg)
         if model.initial_pending:
@@ -204,8 +250,10 @@ class QueueLab(pn.viewable.Viewer):
             )
         else:
             self.initial_note.object = ""
-        self.length_prediction.visible = seg.trend == "grows" or length is not None or (
-            model.prediction_time is not None or model.predicted_length is not None
+        self.length_prediction.visible = (
+            seg.trend == "grows"
+            or length is not None
+            or (model.prediction_time is not None or model.predicted_length is not None)
         )
 
         top = max(float(ys.max()), *(self.prediction_source.data["y"] or [0.0]), 1.0)
@@ -231,8 +279,15 @@ class QueueLab(pn.viewable.Viewer):
         self.prediction_source.data = {"x": px, "y": py, "what": pw}
         self.actual_source.data = {"x": ax, "y": ay, "what": aw}
 
-    def _outcome(self, outcome: Div, pending: Div, check: PredictionCheck | None, label: str,
-                 waiting: str, quantity) -> None:
+    def _outcome(
+        self,
+        outcome: Div,
+        pending: Div,
+        check: PredictionCheck | None,
+        label: str,
+        waiting: str,
+        quantity,
+    ) -> None:
         at = float("inf") if check is None else check.check_at
         outcome.tags = [at]
         pending.tags = [at]
@@ -256,39 +311,59 @@ class QueueLab(pn.viewable.Viewer):
     def _formula_html(self, seg) -> str:
         sign = "−" if seg.net_rate < 0 else "+"
         q0, t0 = f"{seg.length:.2f}", f"{seg.start:.2f}"
-        formula = (
-            f"q(t) = max(0, {q0} {sign} {abs(seg.net_rate):.2f} × (t − {t0}))"
+        formula = f"q(t) = max(0, {q0} {sign} {abs(seg.net_rate):.2f} × (t − {t0}))"
+        note = (
+            f"From t = {t0} s with {q0} items: arrival {seg.arrival:g} − service "
+            f"{seg.service:g} items/s."
         )
-        note = (f"From t = {t0} s with {q0} items: arrival {seg.arrival:g} − service "
-                f"{seg.service:g} items/s.")
         return readout_html("Formula", formula, new_id("formula"), note=note)
 
     def __panel__(self) -> pn.viewable.Viewable:
         bokeh = pn.pane.Bokeh
         controls = pn.Column(
             theme.heading("Rates"),
-            self.arrival_field, self.service_field, self.initial_field, self.initial_note,
+            self.arrival_field,
+            self.service_field,
+            self.initial_field,
+            self.initial_note,
             theme.heading("Run"),
             self.time_control,
             theme.heading("Predict, then run"),
-            self.drain_field, bokeh(self.drain_outcome), bokeh(self.drain_pending),
+            self.drain_field,
+            bokeh(self.drain_outcome),
+            bokeh(self.drain_pending),
             self.length_prediction,
-            styles={"flex": "1 1 280px"}, max_width=380, min_width=260,
-            sizing_mode="stretch_width", css_classes=["ol-card"],
+            styles={"flex": "1 1 280px"},
+            max_width=380,
+            min_width=260,
+            sizing_mode="stretch_width",
+            css_classes=["ol-card"],
         )
         readouts = pn.FlexBox(
-            *(pn.Column(d, sizing_mode="stretch_width", styles={"flex": "1 1 140px"}, margin=0)
-              for d in (self.elapsed_div, self.length_div, self.rate_div)),
-            sizing_mode="stretch_width", flex_direction="row", gap="8px",
+            *(
+                pn.Column(d, sizing_mode="stretch_width", styles={"flex": "1 1 140px"}, margin=0)
+                for d in (self.elapsed_div, self.length_div, self.rate_div)
+            ),
+            sizing_mode="stretch_width",
+            flex_direction="row",
+            gap="8px",
         )
         main = pn.Column(
-            readouts, pn.Column(self.formula_div, sizing_mode="stretch_width"),
+            readouts,
+            pn.Column(self.formula_div, sizing_mode="stretch_width"),
             bokeh(self.figure, sizing_mode="stretch_width"),
             pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10)),
             pn.pane.Markdown(LIMITS, sizing_mode="stretch_width", css_classes=["ol-limits"]),
-            styles={"flex": "3 1 480px"}, min_width=280, sizing_mode="stretch_width",
+            styles={"flex": "3 1 480px"},
+            min_width=280,
+            sizing_mode="stretch_width",
         )
         return pn.FlexBox(
-            controls, main, flex_wrap="wrap", sizing_mode="stretch_width",
-            stylesheets=[theme.PAGE_CSS], gap="12px", margin=0,
+            controls,
+            main,
+            flex_wrap="wrap",
+            sizing_mode="stretch_width",
+            stylesheets=[theme.PAGE_CSS],
+            gap="12px",
+            margin=0,
         )

@@ -81,10 +81,9 @@ def _bucket_timeline(**kwargs):
 
 
 def _specs() -> dict[str, WidgetSpec]:
+    from .bucket_timeline import FIELDS as BUCKET_FIELDS
     from .model.buckets import PRESETS, BucketConfig
     from .model.fluid_queue import FluidQueue
-
-    from .bucket_timeline import FIELDS as BUCKET_FIELDS
     from .queue_lab import FIELDS as QUEUE_FIELDS
 
     specs = [

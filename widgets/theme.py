@@ -27,7 +27,8 @@ CATEGORY = [BLUE, ORANGE, GREEN, PURPLE, SKY, VERMILLION, YELLOW, "#999999"]
 READOUT_CSS = f"""
 :host {{ width: 100%; }}
 :host > div, .bk-clearfix {{ width: 100%; }}
-.ol-readout {{ box-sizing: border-box; width: 100%; min-height: 100%; display: flex; flex-direction: column; gap: 2px; padding: 6px 10px;
+.ol-readout {{ box-sizing: border-box; width: 100%; min-height: 100%; display: flex;
+  flex-direction: column; gap: 2px; padding: 6px 10px;
   border-left: 4px solid {BLUE}; background: #f6f8fa; border-radius: 4px;
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }}
 .ol-label {{ font-size: 13px; color: {MUTED}; }}
@@ -52,7 +53,8 @@ def heading(text: str, level: int = 3):
     import panel as pn
 
     return pn.pane.HTML(
-        f"<h{level} class='ol-title'>{text}</h{level}>", margin=(10, 10, 2, 10),
+        f"<h{level} class='ol-title'>{text}</h{level}>",
+        margin=(10, 10, 2, 10),
         stylesheets=[PAGE_CSS],
     )
 
@@ -87,8 +89,10 @@ def key_html(entries: list[tuple[str, str, str]]) -> str:
     items = []
     for symbol, colour, meaning in entries:
         if symbol == "line":
-            mark = (f'<span aria-hidden="true" style="display:inline-block;width:22px;height:0;'
-                    f'border-top:3px solid {colour};vertical-align:middle"></span>')
+            mark = (
+                f'<span aria-hidden="true" style="display:inline-block;width:22px;height:0;'
+                f'border-top:3px solid {colour};vertical-align:middle"></span>'
+            )
         else:
             mark = f'<span aria-hidden="true" style="color:{colour};font-size:15px">{symbol}</span>'
         items.append(f"<li>{mark} {meaning}</li>")

@@ -79,9 +79,7 @@ class TimeControl(pn.viewable.Viewer):
             return
         ms = max(1, int(self.clock.wall_seconds_to_end() * 1000) + 1)
         try:
-            self._end_timer = pn.state.add_periodic_callback(
-                self._reached_end, period=ms, count=1
-            )
+            self._end_timer = pn.state.add_periodic_callback(self._reached_end, period=ms, count=1)
         except RuntimeError:
             self._end_timer = None  # no event loop (plain Python): nothing to stop
 

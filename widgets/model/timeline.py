@@ -27,9 +27,7 @@ class Clock(param.Parameterized):
     speed = param.Number(
         default=1.0, bounds=(1e-6, None), doc="Model time units per wall-clock second."
     )
-    step_size = param.Number(
-        default=0.5, bounds=(1e-12, None), doc="Model time one Step adds."
-    )
+    step_size = param.Number(default=0.5, bounds=(1e-12, None), doc="Model time one Step adds.")
     horizon = param.Number(
         default=10.0, bounds=(1e-12, None), doc="Model time at which a run ends."
     )
