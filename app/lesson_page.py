@@ -18,7 +18,8 @@ PROSE_CSS = """
 :host { font: 16px/1.6 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; }
 h2 { font-size: 21px; margin: 22px 0 6px 0; }
 h3 { font-size: 17px; margin: 16px 0 4px 0; }
-code { background: #eff1f3; padding: 1px 4px; border-radius: 4px; font-size: 14px; }
+code { background: #eff1f3; color: #1f2328 !important; padding: 1px 4px; border-radius: 4px;
+  font-size: 14px; }
 a { color: #0b5cad; }
 .ol-question { border: 1px solid #d0d7de; border-left: 4px solid #CC79A7; border-radius: 6px;
   padding: 8px 12px; background: #fff; }

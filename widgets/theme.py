@@ -48,7 +48,7 @@ h2.ol-title, h3.ol-title {{ margin: 0; font: 600 16px/1.3 system-ui, -apple-syst
 """
 
 
-def heading(text: str, level: int = 3):
+def heading(text: str, level: int = 2):
     """A section heading inside a widget."""
     import panel as pn
 
