@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from urllib.parse import urlsplit
 
 import panel as pn
 
@@ -15,11 +16,37 @@ from .page import page
 
 
 def _query() -> dict:
-    return dict(pn.state.session_args or {})
+    """The page's query arguments, less the ones script-tag embedding adds itself."""
+    args = dict(pn.state.session_args or {})
+    absolute = args.get("bokeh-absolute-url")
+    if absolute:
+        _serve_resources_from(absolute[-1])
+    return {k: v for k, v in args.items() if not k.startswith("bokeh-")}
+
+
+def _serve_resources_from(absolute_url: bytes | str) -> None:
+    """Make a script-tag embed load every resource from this server.
+
+    Panel (1.9) works out a relative path for some resources of a script-tag
+    session, which the embedding page would resolve against its own host and
+    fail to load; anchoring the session's resource path at this server's origin
+    keeps every resource ours.
+    """
+    url = absolute_url.decode() if isinstance(absolute_url, bytes) else absolute_url
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        # Creating the session's Location derives a relative path from the
+        # autoload request's own URL; create it first, then anchor the path.
+        _ = pn.state.location
+        origin = f"{parts.scheme}://{parts.netloc}"
+        pn.state.rel_path = origin
+        # Component stylesheets are resolved against this; unset, it is a CDN.
+        pn.state.curdoc.template_variables["dist_url"] = f"{origin}/static/extensions/panel/"
 
 
 def index_page(lessons: dict[str, Lesson]) -> pn.viewable.Viewable:
     """The index: the lessons and the widgets, each with a line on what it is for."""
+    _query()
     lesson_items = "".join(
         f'<li><a href="./lessons/{html.escape(name)}">{html.escape(lesson.title)}</a> — '
         f"{html.escape(lesson.summary)}</li>"
@@ -54,14 +81,20 @@ def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:
     """One widget on its own, preset from the URL query (the parameter names)."""
     kwargs, notices = spec.parse(_query())
     view = spec.create(**kwargs)
+    # In a script-tag embed the page URL is the course's own: never rewrite it.
+    in_own_page = "bokeh-absolute-url" not in (pn.state.session_args or {})
     body = pn.Column(
-        view, ShareBar(spec, view, sync_location=True), sizing_mode="stretch_width", margin=0
+        view,
+        ShareBar(spec, view, sync_location=in_own_page),
+        sizing_mode="stretch_width",
+        margin=0,
     )
     return page(spec.title, html.escape(spec.summary), body, notices)
 
 
 def lesson_page(lesson: Lesson) -> pn.viewable.Viewable:
     """A lesson: its prose with live widgets, experiments and self-check questions."""
+    _query()
     return page(lesson.title, html.escape(lesson.summary), lesson_body(lesson))
 
 
