@@ -1,0 +1,399 @@
+"""Browser-test infrastructure shared by every widget.
+
+The real ``overlap-lab serve`` runs once per session on a free port, and
+headless Chromium (pytest-playwright's ``page`` / ``context`` / ``browser``
+fixtures, launched with a fresh temporary profile) drives it. Helpers here
+open a widget route and wait for its live connection, record every request
+a page makes, count the websocket frames the browser sends, poll for a
+condition, find the focused element through shadow roots, and run an axe
+accessibility scan with the axe script bundled in ``axe_playwright_python``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+UI_DIR = Path(__file__).resolve().parent
+REPO = UI_DIR.parents[1]
+STARTUP_TIMEOUT = 60.0
+STOP_GRACE = 10.0
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+# --- marking -----------------------------------------------------------------
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test under tests/ui with ``ui`` (hooks here see the whole session)."""
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        if path == UI_DIR or UI_DIR in path.parents:
+            item.add_marker(pytest.mark.ui)
+
+
+# --- the served app ----------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def serve_command(port: int) -> list[str]:
+    """The real CLI: ``python -m app.cli`` when it runs as a module, else the console script."""
+    cli = REPO / "app" / "cli.py"
+    if 'if __name__ == "__main__"' in cli.read_text(encoding="utf-8"):
+        return [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
+    script = Path(sys.executable).with_name("overlap-lab")
+    if not script.exists():
+        found = shutil.which("overlap-lab")
+        if found is None:
+            pytest.fail("the overlap-lab command is not installed (pip install -e '.[test]')")
+        script = Path(found)
+    return [str(script), "serve", "--port", str(port)]
+
+
+@dataclass
+class ServerLog:
+    """What the server printed (stdout and stderr together)."""
+
+    path: Path
+
+    def text(self) -> str:
+        return self.path.read_text(encoding="utf-8", errors="replace")
+
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    def since(self, offset: int) -> str:
+        with self.path.open("rb") as fh:
+            fh.seek(offset)
+            return fh.read().decode("utf-8", "replace")
+
+    def assert_no_traceback(self, since: int = 0) -> None:
+        """Unhandled errors must never reach the log."""
+        text = self.since(since)
+        assert "Traceback" not in text, f"the server logged an unhandled error:\n{text[-6000:]}"
+
+
+@dataclass
+class Server:
+    url: str
+    port: int
+    process: subprocess.Popen
+    log: ServerLog
+
+
+def _wait_until_up(proc: subprocess.Popen, url: str, log: ServerLog) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the server exited with {proc.returncode} on startup:\n{log.text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"the server did not answer {url} within {STARTUP_TIMEOUT:.0f} s:\n{log.text()}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=STOP_GRACE)
+
+
+@pytest.fixture(scope="session")
+def _server() -> Iterator[Server]:
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="overlap-lab-ui-") as tmp:
+        log = ServerLog(Path(tmp) / "server.log")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with log.path.open("wb") as out:
+            proc = subprocess.Popen(
+                serve_command(port),
+                cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
+        base = f"http://localhost:{port}"
+        try:
+            _wait_until_up(proc, base + "/", log)
+            yield Server(base, port, proc, log)
+        finally:
+            _stop(proc)
+            final = log.text()
+        assert "Traceback" not in final, (
+            f"the server logged an unhandled error during the session:\n{final[-6000:]}"
+        )
+
+
+@pytest.fixture(scope="session")
+def server(_server: Server) -> str:
+    """Base URL of the real app, served once per session (``http://localhost:PORT``)."""
+    return _server.url
+
+
+@pytest.fixture(scope="session")
+def server_log(_server: Server) -> ServerLog:
+    """The server's captured output: ``.text()``, ``.since(offset)``, ``.assert_no_traceback()``."""
+    return _server.log
+
+
+def _assert_alive(server: Server) -> None:
+    code = server.process.poll()
+    if code is not None:
+        pytest.fail(
+            f"the server (pid {server.process.pid}) exited with {code} during the session"
+            f"{' (killed by a signal)' if code < 0 else ''}:\n{server.log.text()[-4000:]}"
+        )
+
+
+@pytest.fixture(autouse=True)
+def _server_healthy_during_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that used the server fails if the server died or logged a traceback meanwhile."""
+    if "server" not in request.fixturenames and "server_log" not in request.fixturenames:
+        yield
+        return
+    server: Server = request.getfixturevalue("_server")
+    _assert_alive(server)
+    start = server.log.size()
+    yield
+    time.sleep(0.2)  # let the server flush what the last action caused
+    _assert_alive(server)
+    server.log.assert_no_traceback(since=start)
+
+
+# --- the browser -------------------------------------------------------------
+
+
+def chromium_path() -> str | None:
+    """``$OVERLAP_LAB_CHROMIUM``, else ``/usr/bin/chromium``, else Playwright's own browser."""
+    env = os.environ.get("OVERLAP_LAB_CHROMIUM")
+    if env:
+        return env
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    return {**browser_type_launch_args, "executable_path": chromium_path(), "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture
+def requests_log(page) -> list[str]:
+    """Every URL the page requests from now on (attach before navigating)."""
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    return urls
+
+
+def assert_only_local(urls: list[str], base_url: str) -> None:
+    """Every request went to the server's own host:port (or is data:, blob:, about:)."""
+    own = urlsplit(base_url)
+    allowed_hosts = {f"localhost:{own.port}", f"127.0.0.1:{own.port}", own.netloc}
+    foreign = []
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme in ("data", "blob", "about"):
+            continue
+        if parts.scheme in ("http", "https", "ws", "wss") and parts.netloc in allowed_hosts:
+            continue
+        foreign.append(url)
+    assert not foreign, "requests left the local server:\n" + "\n".join(sorted(set(foreign)))
+
+
+@dataclass
+class FrameCounter:
+    """Websocket frames the browser sent to the server since the last ``reset()``."""
+
+    sent: int = 0
+    received: int = 0
+    payloads: list[str] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.sent = 0
+        self.received = 0
+        self.payloads.clear()
+
+    def _on_sent(self, payload) -> None:
+        self.sent += 1
+        text = payload if isinstance(payload, str) else f"<{len(payload)} bytes>"
+        self.payloads.append(text[:300])
+
+    def _on_received(self, _payload) -> None:
+        self.received += 1
+
+
+@pytest.fixture
+def ws_frames(page) -> FrameCounter:
+    """Counts frames on every websocket the page opens (attach before navigating)."""
+    counter = FrameCounter()
+
+    def watch(ws) -> None:
+        ws.on("framesent", counter._on_sent)
+        ws.on("framereceived", counter._on_received)
+
+    page.on("websocket", watch)
+    return counter
+
+
+def wait_until(fn: Callable[[], object], timeout: float = 5.0, interval: float = 0.05):
+    """Poll ``fn`` until it returns a truthy value (or stops raising AssertionError)."""
+    deadline = time.monotonic() + timeout
+    last: BaseException | None = None
+    while True:
+        try:
+            result = fn()
+        except AssertionError as exc:
+            last, result = exc, None
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            if last is not None:
+                raise last
+            raise AssertionError(f"condition not met within {timeout} s: {fn}")
+        time.sleep(interval)
+
+
+def open_widget(page, url: str, ready: str = "Reset", timeout: float = 30_000) -> None:
+    """Go to ``url`` and wait until the Bokeh document is live and rendered.
+
+    ``ready`` names a button that must be visible (pass ``None`` for pages
+    without one, such as the index).
+    """
+    page.goto(url)
+    page.wait_for_function(
+        "() => window.Bokeh !== undefined && Bokeh.documents.length > 0"
+        " && Bokeh.index !== undefined && Object.keys(Bokeh.index).length > 0",
+        timeout=timeout,
+    )
+    if ready:
+        page.get_by_role("button", name=ready, exact=True).wait_for(
+            state="visible", timeout=timeout
+        )
+    # The session is live once the websocket has opened and the document has
+    # settled; Bokeh records that on the document.
+    page.wait_for_function(
+        "() => Bokeh.documents.every(d => d.is_idle === undefined || d.is_idle)",
+        timeout=timeout,
+    )
+
+
+FOCUSED_JS = """
+() => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  if (!el) return null;
+  const tag = el.tagName.toLowerCase();
+  if (tag === 'body' || tag === 'html') return {tag: tag, type: null, name: '', role: null};
+  const label = () => {
+    if (el.getAttribute('aria-label')) return el.getAttribute('aria-label');
+    const root = el.getRootNode();
+    if (el.id && root.querySelector) {
+      const l = root.querySelector(`label[for="${CSS.escape(el.id)}"]`);
+      if (l) return l.textContent.trim();
+    }
+    if (el.labels && el.labels.length) return el.labels[0].textContent.trim();
+    return (el.textContent || '').trim();
+  };
+  return {tag: tag, type: el.getAttribute('type'), name: label(),
+          role: el.getAttribute('role')};
+}
+"""
+
+
+def focused(page) -> dict | None:
+    """The focused element, found through shadow roots: tag, type, role and accessible name."""
+    return page.evaluate(FOCUSED_JS)
+
+
+SERIOUS = ("serious", "critical")
+
+
+def axe_violations(page, impacts: tuple[str, ...] = SERIOUS) -> list[dict]:
+    """Axe violations of the given impacts, run with the locally bundled axe script."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    return [v for v in results.response["violations"] if v.get("impact") in impacts]
+
+
+def describe_violations(violations: list[dict]) -> str:
+    """Rule ids, help text and target selectors, one block per rule."""
+    lines = []
+    for v in violations:
+        lines.append(f"[{v.get('impact')}] {v['id']}: {v.get('help')} ({v.get('helpUrl')})")
+        for node in v.get("nodes", []):
+            lines.append(f"    target {node.get('target')}: {node.get('failureSummary', '')}")
+            html = node.get("html", "")
+            if html:
+                lines.append(f"      {html[:200]}")
+    return "\n".join(lines)
+
+
+def assert_no_serious_axe_violations(page) -> None:
+    violations = axe_violations(page)
+    assert not violations, "accessibility violations:\n" + describe_violations(violations)
+
+
+@pytest.fixture(scope="session")
+def ui():
+    """These helpers as a namespace (``ui.open_widget(page, url)``), so tests need not import
+    a module called ``conftest``."""
+    return sys.modules[__name__]
+
+
+@contextlib.contextmanager
+def no_console_errors(page) -> Iterator[list[str]]:
+    """Collect console errors and uncaught page errors while the block runs."""
+    errors: list[str] = []
+
+    def on_console(msg) -> None:
+        if msg.type == "error":
+            errors.append(msg.text)
+
+    def on_error(exc) -> None:
+        errors.append(str(exc))
+
+    page.on("console", on_console)
+    page.on("pageerror", on_error)
+    try:
+        yield errors
+    finally:
+        page.remove_listener("console", on_console)
+        page.remove_listener("pageerror", on_error)
