@@ -9,6 +9,21 @@ import panel as pn
 from .model.timeline import Clock
 
 
+_REFOCUS_JS = """
+if (!btn.__pressed) return;
+// The redraw may land a frame or two later: try for a few frames.
+let frames = 0;
+const refocus = () => {
+  const active = document.activeElement;
+  if (active !== null && active !== document.body) return;
+  const view = Bokeh.index.find_one(btn);
+  if (view && view.button_el && view.button_el.isConnected) view.button_el.focus();
+  if (++frames < 10) requestAnimationFrame(refocus);
+};
+requestAnimationFrame(refocus);
+"""
+
+
 class TimeControl(pn.viewable.Viewer):
     """Three buttons driving a :class:`Clock`.
 
@@ -32,6 +47,10 @@ class TimeControl(pn.viewable.Viewer):
         self.reset_button = pn.widgets.Button(label="Reset", color="default", width=90)
         self.play_button = pn.widgets.Button(label="Play", color="primary", width=90)
         self.step_button = pn.widgets.Button(label="Step", color="default", width=90)
+        # Bokeh redraws a button whose label changes, which drops keyboard focus;
+        # give it back when nothing else took it, so Space toggles Play/Pause.
+        self.play_button.js_on_click(args={"btn": self.play_button}, code="btn.__pressed = true;")
+        self.play_button.jscallback(args={"btn": self.play_button}, label=_REFOCUS_JS)
         self.reset_button.on_click(lambda _: self.reset())
         self.play_button.on_click(lambda _: self.toggle())
         self.step_button.on_click(lambda _: self.step())
