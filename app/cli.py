@@ -51,3 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
         serve(args.port, args.address, args.allow_websocket_origin, args.show)
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,6 @@ import panel as pn
 
 from .model.timeline import Clock
 
-
 _REFOCUS_JS = """
 if (!btn.__pressed) return;
 // The redraw may land a frame or two later: try for a few frames.
