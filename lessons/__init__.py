@@ -1,7 +1,8 @@
 """Lessons: Markdown files in this folder with widget directives.
 
-A lesson file starts with front matter (``title:`` and ``summary:`` between
-``---`` lines), then Markdown prose. Three fenced blocks are directives:
+A lesson file starts with front matter (``title:``, ``summary:`` and an
+optional ``order:`` for its place on the index, between ``---`` lines), then
+Markdown prose. Three fenced blocks are directives:
 
 ````
 ```widget bucket-timeline

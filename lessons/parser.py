@@ -61,6 +61,7 @@ class Lesson:
     title: str
     summary: str
     blocks: list[Block] = field(default_factory=list)
+    order: int = 1000
 
     @property
     def widgets(self) -> list[WidgetBlock]:
@@ -113,6 +114,12 @@ def parse_lesson(text: str, name: str = "lesson", path: Path | str | None = None
     for key in ("title", "summary"):
         if not meta.get(key):
             raise _fail(path, 1, f"front matter needs “{key}: …”")
+    order = 1000
+    if "order" in meta:
+        try:
+            order = int(meta["order"])
+        except ValueError:
+            raise _fail(path, 1, f"“order: {meta['order']}” must be a whole number") from None
 
     blocks: list[Block] = []
     prose: list[str] = []
@@ -173,12 +180,16 @@ def parse_lesson(text: str, name: str = "lesson", path: Path | str | None = None
             blocks.append(Question(question, answer, start))
         i = end + 1
     flush()
-    return Lesson(name, meta["title"], meta["summary"], blocks)
+    return Lesson(name, meta["title"], meta["summary"], blocks, order)
 
 
 def load_lessons(folder: Path = LESSON_DIR) -> dict[str, Lesson]:
-    """Every ``*.md`` lesson in ``folder`` by file name (without ``.md``), sorted."""
-    lessons = {}
-    for file in sorted(folder.glob("*.md")):
-        lessons[file.stem] = parse_lesson(file.read_text(encoding="utf-8"), file.stem, file)
-    return lessons
+    """Every ``*.md`` lesson in ``folder`` by file name (without ``.md``).
+
+    Lessons come in the order their front matter's ``order:`` gives, then by name.
+    """
+    parsed = [
+        parse_lesson(file.read_text(encoding="utf-8"), file.stem, file)
+        for file in folder.glob("*.md")
+    ]
+    return {lesson.name: lesson for lesson in sorted(parsed, key=lambda x: (x.order, x.name))}

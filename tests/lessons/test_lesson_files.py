@@ -126,3 +126,12 @@ def test_a_dropped_in_lesson_is_served_without_python(tmp_path: Path) -> None:
     lessons = load_lessons(tmp_path)
     assert list(lessons) == ["my-lesson"]
     assert lessons["my-lesson"].title == "A lesson"
+
+
+def test_lessons_come_in_course_order() -> None:
+    assert list(LESSONS)[:2] == ["overlapping-communication", "dependency-schedule"]
+
+
+def test_order_must_be_a_whole_number() -> None:
+    with pytest.raises(LessonError, match=r"demo\.md:1: “order: soon” must be a whole number"):
+        parse_lesson(GOOD.replace("---\n", "---\norder: soon\n", 1), "demo")
