@@ -1,0 +1,35 @@
+"""Both widgets display outside the server, as a notebook shows them after pn.extension()."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import panel as pn
+import pytest
+from bokeh.document import Document
+from bokeh.models import Div
+
+from widgets import BucketTimeline, QueueLab
+
+pn.extension()
+
+
+@pytest.mark.parametrize("make", [QueueLab, lambda: BucketTimeline(preset="Latency-bound")])
+def test_a_widget_renders_and_can_be_shown_twice(make) -> None:
+    widget = make()
+    first = pn.panel(widget).get_root(Document())
+    second = pn.panel(widget).get_root(Document())
+    readouts = [m for m in first.references() if isinstance(m, Div) and "ol-readout" in m.text]
+    assert readouts, "the readouts are part of the rendered document"
+    assert second is not first
+
+
+def test_the_model_imports_without_panel_or_bokeh() -> None:
+    code = (
+        "import sys, widgets.model.buckets, widgets.model.fluid_queue, widgets.model.timeline\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('panel', 'bokeh'))\n"
+        "assert not bad, bad"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
