@@ -19,7 +19,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from . import theme
+from . import layout, theme
 from .formatting import COUNT, MILLISECONDS, PERCENT, VALUE_SLOT, Quantity, new_id, readout_html
 from .model.buckets import (
     PRESET_DESCRIPTIONS,
@@ -515,7 +515,7 @@ class BucketTimeline(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         f = self.fields
-        controls = pn.Column(
+        controls = layout.controls_card(
             theme.heading("Preset"),
             self.preset_select,
             self.preset_note,
@@ -532,34 +532,20 @@ class BucketTimeline(pn.viewable.Viewer):
             theme.heading("Rest of the step"),
             f["forward_ms"],
             f["optimizer_ms"],
-            styles={"flex": "1 1 280px"},
-            max_width=360,
-            min_width=260,
-            sizing_mode="stretch_width",
-            css_classes=["ol-card"],
         )
-        cell = {"sizing_mode": "stretch_width", "styles": {"flex": "1 1 160px"}, "margin": 0}
-        readouts = pn.FlexBox(
-            *(
-                pn.Column(self.readouts[k], **cell)
-                for k in (
-                    "elapsed",
-                    "backward_end",
-                    "comm_end",
-                    "tail",
-                    "step",
-                    "buckets",
-                    "overhead",
-                    "overlap",
-                )
-            ),
-            sizing_mode="stretch_width",
-            flex_direction="row",
-            gap="8px",
+        order = (
+            "elapsed",
+            "backward_end",
+            "comm_end",
+            "tail",
+            "step",
+            "buckets",
+            "overhead",
+            "overlap",
         )
-        main = pn.Column(
+        main = layout.main_column(
             pn.Row(self.time_control, sizing_mode="stretch_width"),
-            readouts,
+            layout.readout_row([self.readouts[k] for k in order], basis=160),
             pn.Column(self.readouts["regime"], sizing_mode="stretch_width", margin=0),
             pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
             pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10)),
@@ -568,19 +554,8 @@ class BucketTimeline(pn.viewable.Viewer):
             pn.pane.HTML(SWEEP_KEY, sizing_mode="stretch_width", margin=(0, 10)),
             self.best_button,
             self.bridge,
-            styles={"flex": "3 1 520px"},
-            min_width=280,
-            sizing_mode="stretch_width",
         )
-        return pn.FlexBox(
-            controls,
-            main,
-            flex_wrap="wrap",
-            sizing_mode="stretch_width",
-            stylesheets=[theme.PAGE_CSS],
-            gap="12px",
-            margin=0,
-        )
+        return layout.widget_layout(controls, main)
 
 
 KEY = theme.key_html(

@@ -10,7 +10,7 @@ import param
 from bokeh.models import ColumnDataSource, Div, HoverTool, Range1d
 from bokeh.plotting import figure
 
-from . import theme
+from . import layout, theme
 from .formatting import (
     ITEMS,
     ITEMS_PER_SECOND,
@@ -144,6 +144,8 @@ class QueueLab(pn.viewable.Viewer):
         shown_run = self.playhead.reveal("polyline", self.run_source)
         shown_actual = self.playhead.reveal("points", self.actual_source)
         line = fig.line("x", "y", source=shown_run, line_color=theme.BLUE, line_width=3)
+        # Dots at the kinks and at the playhead: at time zero the start is visible too.
+        fig.scatter("x", "y", source=shown_run, size=7, fill_color=theme.BLUE, line_color="white")
         fig.scatter(
             "x",
             "y",
@@ -320,7 +322,7 @@ class QueueLab(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         bokeh = pn.pane.Bokeh
-        controls = pn.Column(
+        controls = layout.controls_card(
             theme.heading("Rates"),
             self.arrival_field,
             self.service_field,
@@ -333,37 +335,12 @@ class QueueLab(pn.viewable.Viewer):
             bokeh(self.drain_outcome),
             bokeh(self.drain_pending),
             self.length_prediction,
-            styles={"flex": "1 1 280px"},
-            max_width=380,
-            min_width=260,
-            sizing_mode="stretch_width",
-            css_classes=["ol-card"],
         )
-        readouts = pn.FlexBox(
-            *(
-                pn.Column(d, sizing_mode="stretch_width", styles={"flex": "1 1 140px"}, margin=0)
-                for d in (self.elapsed_div, self.length_div, self.rate_div)
-            ),
-            sizing_mode="stretch_width",
-            flex_direction="row",
-            gap="8px",
-        )
-        main = pn.Column(
-            readouts,
+        main = layout.main_column(
+            layout.readout_row([self.elapsed_div, self.length_div, self.rate_div], basis=140),
             pn.Column(self.formula_div, sizing_mode="stretch_width"),
             bokeh(self.figure, sizing_mode="stretch_width"),
             pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10)),
-            pn.pane.Markdown(LIMITS, sizing_mode="stretch_width", css_classes=["ol-limits"]),
-            styles={"flex": "3 1 480px"},
-            min_width=280,
-            sizing_mode="stretch_width",
+            pn.pane.Markdown(LIMITS, sizing_mode="stretch_width"),
         )
-        return pn.FlexBox(
-            controls,
-            main,
-            flex_wrap="wrap",
-            sizing_mode="stretch_width",
-            stylesheets=[theme.PAGE_CSS],
-            gap="12px",
-            margin=0,
-        )
+        return layout.widget_layout(controls, main)
