@@ -60,6 +60,8 @@ FIELDS = {
     "optimizer_ms": "ms",
 }
 MB = Quantity("MB", digits=1)
+#: Help lines that say more than a parameter's bounds.
+HINTS = {"bucket_cap_mb": "MB, DDP-style; leave empty to use layers per bucket."}
 
 EXPLANATIONS = {
     "overlap-limited": (
@@ -119,7 +121,7 @@ class BucketTimeline(pn.viewable.Viewer):
         self._applying_preset = False
 
         self.fields = {
-            name: NumberField(self.config, name, unit, hint=_hint(self.config, name, unit))
+            name: NumberField(self.config, name, unit, hint=HINTS.get(name))
             for name, unit in FIELDS.items()
         }
         self.preset_select = pn.widgets.Select.from_param(
@@ -584,12 +586,6 @@ def _same(a, b) -> bool:
         return bool(np.all(np.asarray(a) == np.asarray(b)))
     except (TypeError, ValueError):
         return False
-
-
-def _hint(config: BucketConfig, name: str, unit: str) -> str | None:
-    if name == "bucket_cap_mb":
-        return "MB, DDP-style; leave empty to use layers per bucket."
-    return None
 
 
 def _nice_step(x: float) -> float:

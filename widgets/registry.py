@@ -57,15 +57,17 @@ class WidgetSpec:
             raise RuntimeError(f"{self.name} has no view")
         return self.factory(**kwargs)
 
+    def query_values(self, values: Mapping[str, object]) -> dict[str, str]:
+        """The settings as URL query values (None left out, numbers as typed)."""
+        return {
+            k: v if isinstance(v, str) else plain_number(v)
+            for k, v in values.items()
+            if (k in self.units or (k == "preset" and self.presets)) and v is not None
+        }
+
     def query_string(self, values: Mapping[str, object]) -> str:
-        """``arrival=4&service=3`` for the given settings (None values left out)."""
-        return urlencode(
-            {
-                k: v if isinstance(v, str) else plain_number(v)
-                for k, v in values.items()
-                if (k in self.units or (k == "preset" and self.presets)) and v is not None
-            }
-        )
+        """``arrival=4&service=3`` for the given settings."""
+        return urlencode(self.query_values(values))
 
 
 def _queue_lab(**kwargs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from urllib.parse import urlencode
 
 import panel as pn
 from bokeh.embed import server_document
@@ -82,25 +83,18 @@ class ShareBar(pn.viewable.Viewer):
     def _toggle_embed(self, event) -> None:
         self.embed_panel.visible = event.new
 
-    def query(self) -> str:
-        """The query string that reproduces the current settings."""
-        return self.spec.query_string(self.view.settings_values())
-
     def update(self) -> None:
         """Rewrite the link, the snippets and (if synced) the page URL."""
-        query = self.query()
+        values = self.spec.query_values(self.view.settings_values())
+        query = urlencode(values)
         url = f"{self.origin}/{self.spec.name}?{query}"
         self.link.value = url
         self.iframe_code.value = (
             f'<iframe src="{html.escape(url)}" title="{html.escape(self.spec.title)}" '
             'style="width:100%;height:1200px;border:0" loading="lazy"></iframe>'
         )
-        args = dict(pair.split("=", 1) for pair in query.split("&") if pair)
-        from urllib.parse import unquote_plus
-
         self.script_code.value = server_document(
-            f"{self.origin}/{self.spec.name}",
-            arguments={k: unquote_plus(v) for k, v in args.items()},
+            f"{self.origin}/{self.spec.name}", arguments=values
         ).strip()
         if self.sync_location and pn.state.location is not None:
             pn.state.location.search = f"?{query}" if query else ""
