@@ -22,11 +22,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST[:PORT]",
         help="a host that may embed the widgets (repeatable), e.g. course.example.org",
     )
+    serve.add_argument(
+        "--num-procs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes sharing the port (0: one per core); each session is "
+        "built in one process, so a large class wants one per core",
+    )
     serve.add_argument("--show", action="store_true", help="open a browser on the index")
     return parser
 
 
-def serve(port: int, address: str, origins: list[str], show: bool) -> None:
+def serve(port: int, address: str, origins: list[str], show: bool, num_procs: int = 1) -> None:
     """Serve every route until interrupted."""
     from .routes import build_routes
 
@@ -42,6 +50,7 @@ def serve(port: int, address: str, origins: list[str], show: bool) -> None:
         static_dirs={},
         unused_session_lifetime=15_000,
         check_unused_sessions=5_000,
+        num_procs=num_procs,
     )
 
 
@@ -50,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
-        serve(args.port, args.address, args.allow_websocket_origin, args.show)
+        serve(args.port, args.address, args.allow_websocket_origin, args.show, args.num_procs)
 
 
 if __name__ == "__main__":
