@@ -1,0 +1,438 @@
+"""The bucket timeline in headless Chromium, driven only by accessible names.
+
+Expected readouts come from the model itself (``BucketConfig(...).schedule()``)
+formatted the way the widget formats them, so a test states what the learner
+must see for a setting, not what the page happened to show last time.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from widgets.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
+from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig
+
+TIMEOUT = 10_000  # ms, for expectations that wait on a server round trip
+ROUTE = "/bucket-timeline"
+
+#: Label of each numeric control on the page -> its parameter (URL key).
+CONTROLS = {
+    "Layers per bucket": "layers_per_bucket",
+    "Backward time per layer": "backward_ms",
+    "Gradient size per layer": "grad_mb",
+    "Link bandwidth": "bandwidth",
+    "Latency per ring step": "latency_ms",
+    "Ranks": "ranks",
+    "Straggler slowdown": "straggler_pct",
+}
+DEFAULTS = {name: getattr(BucketConfig(), name) for name in CONTROLS.values()}
+#: Readouts that follow the schedule (Elapsed time follows the clock instead).
+SCHEDULE_READOUTS = (
+    "Backward end",
+    "Communication end",
+    "Exposed tail",
+    "Step time",
+    "Buckets",
+    "Per-transfer overhead",
+    "Overlap",
+)
+
+
+# --- helpers -----------------------------------------------------------------
+
+
+def starts(text: str) -> re.Pattern:
+    """A readout whose text is ``text``, alone or followed by more words."""
+    return re.compile("^" + re.escape(text) + r"(\s|$)")
+
+
+def field(page: Page, label: str):
+    return page.get_by_label(label, exact=True).and_(page.get_by_role("textbox"))
+
+
+def readout(page: Page, name: str):
+    return page.get_by_role("status", name=name, exact=True)
+
+
+def button(page: Page, name: str):
+    return page.get_by_role("button", name=name, exact=True)
+
+
+def preset_select(page: Page):
+    return page.get_by_role("combobox", name="Preset", exact=True)
+
+
+def enter(page: Page, label: str, text: str) -> None:
+    """Type into a field and commit with Enter."""
+    box = field(page, label)
+    box.fill(text)
+    box.press("Enter")
+
+
+def number(text: str) -> float:
+    """The leading number of a readout ("4.00 ms" -> 4.0)."""
+    match = re.match(r"^\s*([+\-−]?\d+(?:\.\d+)?)", text)
+    assert match, f"readout does not start with a number: {text!r}"
+    return float(match.group(1).replace("−", "-"))
+
+
+def value_of(page: Page, name: str) -> float:
+    return number(readout(page, name).inner_text())
+
+
+def expected_readouts(config: BucketConfig) -> dict[str, str]:
+    """What each schedule readout must start with for ``config``."""
+    s = config.schedule()
+    return {
+        "Backward end": MILLISECONDS(s.backward_end),
+        "Communication end": MILLISECONDS(s.comm_end),
+        "Exposed tail": MILLISECONDS(s.exposed_tail),
+        "Step time": MILLISECONDS(s.step_time),
+        "Buckets": COUNT(s.n_buckets),
+        "Per-transfer overhead": MILLISECONDS(s.overhead_ms / s.n_buckets),
+        "Overlap": PERCENT(100 * s.overlap_fraction),
+    }
+
+
+def regime_of(config: BucketConfig) -> str:
+    return config.schedule().regime
+
+
+def step_size(config: BucketConfig) -> float:
+    """The widget's Step: the 1-2-5 number just below a sixteenth of the step's timeline."""
+    s = config.schedule()
+    x = (s.optimizer_start + s.optimizer_ms) / 16
+    exp = 10 ** int(f"{x:e}".split("e")[1])
+    base = x / exp
+    return (5 if base >= 5 else 2 if base >= 2 else 1) * exp
+
+
+def assert_readouts(page: Page, config: BucketConfig, context: str = "") -> None:
+    for name, value in expected_readouts(config).items():
+        expect(readout(page, name), f"{name} {context}").to_have_text(
+            starts(value), timeout=TIMEOUT
+        )
+    expect(readout(page, "Regime"), f"Regime {context}").to_contain_text(
+        regime_of(config), timeout=TIMEOUT
+    )
+
+
+def assert_fields(page: Page, config: BucketConfig) -> None:
+    for label, name in CONTROLS.items():
+        expect(field(page, label)).to_have_value(plain_number(getattr(config, name)))
+
+
+def at_defaults(page: Page) -> bool:
+    """True when the shared page shows the default settings and no error message."""
+    try:
+        if page.get_by_role("alert").count():
+            return False
+        if preset_select(page).input_value() != "Overlap works":
+            return False
+        for label, name in CONTROLS.items():
+            if field(page, label).input_value() != plain_number(DEFAULTS[name]):
+                return False
+        expected = expected_readouts(BucketConfig())
+        return all(readout(page, k).inner_text().startswith(v) for k, v in expected.items())
+    except Exception:
+        return False
+
+
+# --- fixtures ----------------------------------------------------------------
+
+
+@pytest.fixture
+def timeline(page: Page, server: str, ui) -> Page:
+    """A fresh page on the widget (for tests that play, step or count traffic)."""
+    ui.open_widget(page, server + ROUTE)
+    return page
+
+
+@pytest.fixture(scope="module")
+def _shared(browser, server: str, ui) -> Iterator[Page]:
+    context = browser.new_context()
+    page = context.new_page()
+    ui.open_widget(page, server + ROUTE)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def shared(_shared: Page, server: str, ui) -> Page:
+    """One page reused by the tests that only edit settings; reopened if a test left it dirty.
+
+    Every test using it puts the settings back to the defaults before it ends.
+    """
+    if not at_defaults(_shared):
+        ui.open_widget(_shared, server + ROUTE)
+    return _shared
+
+
+# --- 1: the defaults and each control ------------------------------------------
+
+
+def test_defaults_show_the_canonical_step(shared: Page):
+    assert_fields(shared, BucketConfig())
+    expected = expected_readouts(BucketConfig())
+    # The numbers the lesson quotes, so a model change cannot silently move them.
+    assert expected == {
+        "Backward end": "24.00 ms",
+        "Communication end": "29.95 ms",
+        "Exposed tail": "5.95 ms",
+        "Step time": "43.95 ms",
+        "Buckets": "4",
+        "Per-transfer overhead": "0.70 ms",
+        "Overlap": "75 %",
+    }
+    assert_readouts(shared, BucketConfig(), "at the defaults")
+    expect(readout(shared, "Elapsed time")).to_have_text(starts("0.00 ms"))
+    expect(readout(shared, "Regime")).to_contain_text("overlap-limited")
+
+
+EDITS = {
+    "Layers per bucket": "1",
+    "Backward time per layer": "3",
+    "Gradient size per layer": "50",
+    "Link bandwidth": "50",
+    "Latency per ring step": "0.2",
+    "Ranks": "4",
+    "Straggler slowdown": "50",
+}
+
+
+@pytest.mark.parametrize("label", list(EDITS))
+def test_each_control_changes_the_readouts_to_the_model(shared: Page, label: str):
+    name, text = CONTROLS[label], EDITS[label]
+    changed = BucketConfig(**{name: float(text) if "." in text else int(text)})
+    before, after = expected_readouts(BucketConfig()), expected_readouts(changed)
+    assert before != after, f"the edit {label} = {text} should change some readout"
+
+    enter(shared, label, text)
+    assert_readouts(shared, changed, f"after {label} = {text}")
+    expect(preset_select(shared)).to_have_value("Custom")
+    expect(shared.get_by_role("alert")).to_have_count(0)
+
+    enter(shared, label, plain_number(DEFAULTS[name]))
+    assert_readouts(shared, BucketConfig(), f"after {label} back to the default")
+    preset_select(shared).select_option(label="Overlap works")
+    expect(preset_select(shared)).to_have_value("Overlap works")
+
+
+# --- 2: presets from the select ----------------------------------------------------
+
+PRESET_REGIMES = {  # preset -> the regime the Regime readout names
+    "Latency-bound": "latency-bound",
+    "Link saturated": "link-saturated",
+    "Traffic exceeds compute": "communication-bound",
+    "Embedding layer": "overlap-limited",
+    "Overlap works": "overlap-limited",
+}
+
+
+def test_preset_select_switches_regimes(shared: Page):
+    for preset, regime in PRESET_REGIMES.items():
+        config = BucketConfig.from_preset(preset)
+        assert regime_of(config) == regime, (preset, regime_of(config))
+        preset_select(shared).select_option(label=preset)
+        expect(readout(shared, "Regime")).to_contain_text(regime, timeout=TIMEOUT)
+        assert_readouts(shared, config, f"for the preset {preset}")
+        assert_fields(shared, config)
+        # The preset's own description is shown under the select.
+        expect(shared.get_by_text(PRESET_DESCRIPTIONS[preset])).to_be_visible()
+
+
+# --- 3: presets from the URL ------------------------------------------------------------
+
+
+def test_url_preset_with_an_override(page: Page, server: str, ui):
+    ui.open_widget(page, f"{server}{ROUTE}?preset=Latency-bound&ranks=4")
+    config = BucketConfig.from_preset("Latency-bound", ranks=4)
+    assert_fields(page, config)
+    assert_readouts(page, config, "for ?preset=Latency-bound&ranks=4")
+    expect(readout(page, "Regime")).to_contain_text("latency-bound")
+    expect(page.get_by_role("status", name="Notices", exact=True)).to_have_count(0)
+
+
+def test_url_plain_key(page: Page, server: str, ui):
+    ui.open_widget(page, f"{server}{ROUTE}?layers_per_bucket=12")
+    config = BucketConfig(layers_per_bucket=12)
+    expect(field(page, "Layers per bucket")).to_have_value("12")
+    assert_readouts(page, config, "for ?layers_per_bucket=12")
+    expect(readout(page, "Buckets")).to_have_text(starts("1"))
+    expect(readout(page, "Overlap")).to_have_text(starts("0 %"))
+    expect(page.get_by_role("status", name="Notices", exact=True)).to_have_count(0)
+
+
+def test_bad_url_keys_show_a_notice_and_the_valid_ones_still_apply(page: Page, server: str, ui):
+    query = "layers_per_bucket=0&bogus=2&preset=Nope&ranks=abc&bandwidth=50"
+    ui.open_widget(page, f"{server}{ROUTE}?{query}")
+    notices = page.get_by_role("status", name="Notices", exact=True)
+    expect(notices).to_be_visible()
+    for word in ("layers_per_bucket", "bogus", "Nope", "ranks"):
+        expect(notices).to_contain_text(word)
+    expect(notices).not_to_contain_text("bandwidth=")
+    # The ignored keys leave their defaults; the valid one applies.
+    config = BucketConfig(bandwidth=50.0)
+    assert_fields(page, config)
+    assert_readouts(page, config, f"for ?{query}")
+
+
+# --- 4: Play, Pause, Step --------------------------------------------------------------------
+
+
+def test_play_pause_step(timeline: Page, ui):
+    page = timeline
+    config = BucketConfig()
+    dt = step_size(config)
+    assert dt == 1.0
+    button(page, "Step").click()
+    expect(readout(page, "Elapsed time")).to_have_text(starts("1.00 ms"), timeout=TIMEOUT)
+
+    button(page, "Play").click()
+    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
+    time.sleep(1.0)
+    first = value_of(page, "Elapsed time")
+    time.sleep(0.4)
+    second = value_of(page, "Elapsed time")
+    assert 1.0 < first < second, f"elapsed did not advance while playing: {first} then {second}"
+
+    button(page, "Pause").click()
+    expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
+    time.sleep(0.4)  # the server's paused value replaces the browser's animation
+    frozen = value_of(page, "Elapsed time")
+    time.sleep(0.6)
+    assert value_of(page, "Elapsed time") == frozen, "elapsed moved while paused"
+    assert frozen >= second
+
+    button(page, "Step").click()
+    # Within a rounding step of the two-decimal display.
+    stepped = ui.wait_until(
+        lambda: abs(value_of(page, "Elapsed time") - (frozen + dt)) <= 0.011, timeout=10
+    )
+    assert stepped, f"Step after pausing at {frozen} ms showed {value_of(page, 'Elapsed time')}"
+    # Playing leaves the schedule alone.
+    assert_readouts(page, config, "after playing")
+
+
+# --- 5: bad input is refused where it is typed ------------------------------------------------
+
+BAD_INPUTS = [  # label, what is typed, what the message says
+    ("Layers per bucket", "0", "Layers per bucket must be 1 to 12"),
+    ("Layers per bucket", "2.5", "must be a whole number"),
+    ("Layers per bucket", "abc", "“abc” is not a number"),
+    ("Backward time per layer", "0", "must be 0.01 to 1000"),
+    ("Backward time per layer", "", "needs a number"),
+    ("Gradient size per layer", "-5", "must be 0.001 to 100000"),
+    ("Link bandwidth", "nan", "Enter a finite number"),
+    ("Latency per ring step", "-1", "must be 0 to 100"),
+    ("Ranks", "1", "Ranks must be 2 to 4096"),
+    ("Ranks", "8.5", "must be a whole number"),
+    ("Straggler slowdown", "600", "must be 0 to 500"),
+]
+
+
+@pytest.mark.parametrize(("label", "text", "message"), BAD_INPUTS)
+def test_bad_input_shows_an_alert_and_keeps_the_readouts(
+    shared: Page, label: str, text: str, message: str, server_log
+):
+    start = server_log.size()
+    enter(shared, label, text)
+    alert = shared.get_by_role("alert")
+    expect(alert, f"no alert for {label} = {text!r}").to_have_count(1, timeout=TIMEOUT)
+    expect(alert).to_contain_text(message, timeout=TIMEOUT)
+    expect(alert).to_be_visible()
+    assert_readouts(shared, BucketConfig(), f"after the refused {label} = {text!r}")
+
+    enter(shared, label, plain_number(DEFAULTS[CONTROLS[label]]))
+    expect(shared.get_by_role("alert")).to_have_count(0, timeout=TIMEOUT)
+    assert_readouts(shared, BucketConfig(), f"after {label} back to a valid value")
+    server_log.assert_no_traceback(since=start)
+
+
+# --- 6: keyboard only --------------------------------------------------------------------------
+
+
+def tab_to(page: Page, ui, name: str, tag: str, limit: int = 60) -> None:
+    """Press Tab until the focused element is ``tag`` named ``name``."""
+    seen = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        now = ui.focused(page)
+        seen.append(now)
+        if now and now["tag"] == tag and now["name"] == name:
+            return
+    pytest.fail(f"Tab never reached {tag} {name!r}; focus went through {seen}")
+
+
+def test_keyboard_only(timeline: Page, ui):
+    page = timeline
+    ui.wait_until(lambda: ui.focused(page) is None or ui.focused(page)["tag"] == "body")
+    tab_to(page, ui, "Layers per bucket", "input")
+    page.keyboard.press("Control+A")
+    page.keyboard.type("1")
+    page.keyboard.press("Enter")
+    config = BucketConfig(layers_per_bucket=1)
+    expect(readout(page, "Buckets")).to_have_text(starts("12"), timeout=TIMEOUT)
+    assert_readouts(page, config, "after typing Layers per bucket 1")
+
+    dt = step_size(config)
+    tab_to(page, ui, "Step", "button")
+    page.keyboard.press("Space")
+    expect(readout(page, "Elapsed time")).to_have_text(starts(MILLISECONDS(dt)), timeout=TIMEOUT)
+    assert (ui.focused(page) or {}).get("name") == "Step", ui.focused(page)
+    page.keyboard.press("Enter")
+    expect(readout(page, "Elapsed time")).to_have_text(
+        starts(MILLISECONDS(2 * dt)), timeout=TIMEOUT
+    )
+
+
+# --- 7: accessibility, locality, traffic -----------------------------------------------------
+
+
+def test_axe_with_an_error_and_the_embed_panel_open(timeline: Page, ui):
+    page = timeline
+    ui.assert_no_serious_axe_violations(page)
+    enter(page, "Ranks", "1")
+    expect(page.get_by_role("alert")).to_be_visible(timeout=TIMEOUT)
+    button(page, "Embed").click()
+    expect(page.get_by_label("Iframe snippet", exact=True)).to_be_visible(timeout=TIMEOUT)
+    button(page, "Step").click()
+    expect(readout(page, "Elapsed time")).to_have_text(starts("1.00 ms"), timeout=TIMEOUT)
+    ui.assert_no_serious_axe_violations(page)
+
+
+def test_no_request_leaves_the_local_server(page: Page, server: str, ui, requests_log):
+    ui.open_widget(page, server + ROUTE)
+    button(page, "Step").click()
+    expect(readout(page, "Elapsed time")).to_have_text(starts("1.00 ms"), timeout=TIMEOUT)
+    preset_select(page).select_option(label="Latency-bound")
+    expect(readout(page, "Regime")).to_contain_text("latency-bound", timeout=TIMEOUT)
+    button(page, "Play").click()
+    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
+    time.sleep(1.0)
+    button(page, "Pause").click()
+    expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
+    assert requests_log, "no requests were recorded"
+    ui.assert_only_local(requests_log, server)
+
+
+def test_playing_sends_few_websocket_frames(page: Page, server: str, ui, ws_frames):
+    ui.open_widget(page, server + ROUTE)
+    time.sleep(1.0)  # let the session settle
+    before = value_of(page, "Elapsed time")
+    ws_frames.reset()
+    button(page, "Play").click()
+    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
+    time.sleep(2.0)
+    sent = ws_frames.sent
+    elapsed = value_of(page, "Elapsed time")
+    print(f"\nbrowser sent {sent} websocket frame(s) over Play + 2 s of playback")
+    assert sent <= 6, f"the browser sent {sent} frames while playing:\n" + "\n".join(
+        ws_frames.payloads[:20]
+    )
+    assert elapsed - before >= 4.0, f"elapsed only went from {before} to {elapsed} ms"
