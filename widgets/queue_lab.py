@@ -196,8 +196,7 @@ class QueueLab(pn.viewable.Viewer):
 
     def apply(self, **settings) -> None:
         """Set these settings and Reset, so the experiment starts from time zero."""
-        with param.parameterized.discard_events(self.model):
-            self.model.param.update(settings)
+        self.model.param.update(settings)
         self.time_control.reset()
 
     def refresh(self) -> None:

@@ -7,20 +7,27 @@ from urllib.parse import urlencode
 
 import panel as pn
 from bokeh.embed import server_document
+from bokeh.models import Div
 
 from . import theme
 from .registry import WidgetSpec
 
 _COPY_JS = """
-const url = field.value;
-const done = (ok) => {
-  status.setv({text: ok ? '<span role="status">Link copied.</span>'
-    : '<span role="status">Select the link above and copy it.</span>'}, {sync: false});
+// Write into the live region the status already has, so screen readers announce it.
+const say = (message) => {
+  const view = Bokeh.index.find_one(status);
+  const root = view ? (view.shadow_el || view.el.shadowRoot) : null;
+  const region = root ? root.querySelector('[role="status"]') : null;
+  if (region) region.textContent = message;
 };
+const url = field.value;
 if (navigator.clipboard && window.isSecureContext) {
-  navigator.clipboard.writeText(url).then(() => done(true), () => done(false));
+  navigator.clipboard.writeText(url).then(
+    () => say("Link copied."),
+    () => say("Select the link above and copy it."),
+  );
 } else {
-  done(false);
+  say("Select the link above and copy it.");
 }
 """
 
@@ -50,7 +57,12 @@ class ShareBar(pn.viewable.Viewer):
             label="Link to these settings", sizing_mode="stretch_width", value=""
         )
         self.copy_button = pn.widgets.Button(label="Copy link", width=120)
-        self.copy_status = pn.pane.HTML("", margin=(0, 10), stylesheets=[theme.PAGE_CSS])
+        # A raw Bokeh Div keeps its markup, so the live region exists before any message.
+        self.copy_status = Div(
+            text='<div role="status" aria-live="polite" class="ol-hint"></div>',
+            stylesheets=[theme.PAGE_CSS],
+            margin=(0, 10),
+        )
         self.embed_toggle = pn.widgets.Toggle(label="Embed", width=120, value=False)
         self.iframe_code = pn.widgets.TextAreaInput(
             label="Iframe snippet", sizing_mode="stretch_width", height=90

@@ -302,26 +302,12 @@ def _widgets_of(lesson) -> dict[int, LessonWidget]:
     return widgets
 
 
-QUEUE_EXPERIMENT_BUG = (
-    "app bug: a queue-lab experiment button on a lesson (dependency-schedule: “Drain four "
-    "items: arrival 2, service 3” after the learner typed Arrival rate 7) loads the settings "
-    "into the model (Net rate −1.00 items/s, the lab resets) but the Arrival rate field still "
-    "shows 7 and “Link to these settings” still says arrival=7: QueueLab.apply updates the "
-    "model inside discard_events, so the fields and the share link never hear of it"
-)
-
-
 def _experiment_params() -> list:
     params = []
     for name, lesson in LESSONS.items():
         kinds = {lesson.blocks[b.target].widget for b in lesson.blocks if isinstance(b, Experiment)}
         for kind in sorted(kinds):
-            marks = (
-                [pytest.mark.xfail(strict=True, reason=QUEUE_EXPERIMENT_BUG)]
-                if kind == "queue-lab"
-                else []
-            )
-            params.append(pytest.param(name, kind, marks=marks, id=f"{name}-{kind}"))
+            params.append(pytest.param(name, kind, id=f"{name}-{kind}"))
     return params
 
 
@@ -477,13 +463,6 @@ def test_copy_link_puts_the_link_on_the_clipboard(page: Page, server: str, ui):
     assert _query(link) == {"arrival": ["3"], "service": ["5"], "initial": ["4"]}, link
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app bug: on /queue-lab (and every Share bar) the 'Link copied.' confirmation is "
-    "plain text, not a role=status live region: the Copy link script sets the HTML pane's "
-    "text to '<span role=\"status\">Link copied.</span>' but the pane decodes it as text, "
-    "so the span and its role are dropped and screen readers are not told the copy worked",
-)
 def test_copy_link_confirmation_is_announced(page: Page, server: str, ui):
     _copy_link(page, server, ui)
     expect(page.get_by_text("Link copied.", exact=True)).to_be_visible(timeout=TIMEOUT)
