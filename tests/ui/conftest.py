@@ -133,15 +133,19 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=STOP_GRACE)
 
 
-@pytest.fixture(scope="session")
-def _server() -> Iterator[Server]:
+@contextlib.contextmanager
+def running_server(*extra_args: str) -> Iterator[Server]:
+    """The real app on a free port (with extra ``serve`` options), stopped on exit.
+
+    Fails if the server logged an unhandled error while it ran.
+    """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="overlap-lab-ui-") as tmp:
         log = ServerLog(Path(tmp) / "server.log")
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with log.path.open("wb") as out:
             proc = subprocess.Popen(
-                serve_command(port),
+                [*serve_command(port), *extra_args],
                 cwd=REPO,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -158,6 +162,12 @@ def _server() -> Iterator[Server]:
         assert "Traceback" not in final, (
             f"the server logged an unhandled error during the session:\n{final[-6000:]}"
         )
+
+
+@pytest.fixture(scope="session")
+def _server() -> Iterator[Server]:
+    with running_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

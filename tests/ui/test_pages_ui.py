@@ -13,14 +13,9 @@ from __future__ import annotations
 import functools
 import html
 import http.server
-import os
 import re
-import subprocess
 import tempfile
 import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -524,65 +519,25 @@ class Embedding:
         return f"{self.course}/{name}"
 
 
-def _wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the second server exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"the second server did not answer {url}:\n{log.read_text()}")
-
-
 @pytest.fixture(scope="module")
 def embedding(ui) -> Iterator[Embedding]:
     """A second app server that allows a course origin, and that course site, both local."""
-    app_port, course_port = ui.free_port(), ui.free_port()
-    while course_port == app_port:
-        course_port = ui.free_port()
+    course_port = ui.free_port()
     with tempfile.TemporaryDirectory(prefix="overlap-lab-course-") as tmp:
         root = Path(tmp) / "site"
         root.mkdir()
-        log = Path(tmp) / "app.log"
         handler = functools.partial(_QuietHandler, directory=str(root))
         course_server = http.server.ThreadingHTTPServer(("127.0.0.1", course_port), handler)
         thread = threading.Thread(target=course_server.serve_forever, daemon=True)
         thread.start()
-        command = [
-            *ui.serve_command(app_port),
-            "--allow-websocket-origin",
-            f"localhost:{course_port}",
-        ]
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                command,
-                cwd=ui.REPO,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
         try:
-            app = f"http://localhost:{app_port}"
-            _wait_for(app + "/", proc, log)
-            yield Embedding(app, app_port, f"http://localhost:{course_port}", course_port, root)
+            with ui.running_server("--allow-websocket-origin", f"localhost:{course_port}") as app:
+                yield Embedding(
+                    app.url, app.port, f"http://localhost:{course_port}", course_port, root
+                )
         finally:
             course_server.shutdown()
             course_server.server_close()
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
-        text = log.read_text(errors="replace")
-        assert "Traceback" not in text, f"the second server logged an error:\n{text[-6000:]}"
 
 
 def test_widgets_embedded_by_iframe_and_script_tag_work(page: Page, embedding: Embedding):
