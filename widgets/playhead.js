@@ -78,6 +78,12 @@ function render(t) {
     const at = g.div.tags.length ? g.div.tags[0] : Infinity;
     g.div.setv({ visible: g.after ? t >= at : t < at }, { sync: false });
   }
+  for (const a of autoscales) {
+    let top = 1.0;
+    for (const src of a.sources) for (const y of src.data.y) top = Math.max(top, y);
+    const end = Math.ceil(top * scale.headroom);
+    a.range.setv({ start: -scale.foot * end, end: end }, { sync: false });
+  }
 }
 
 if (state.raf !== null) cancelAnimationFrame(state.raf);

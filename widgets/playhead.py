@@ -15,13 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from bokeh.models import ColumnDataSource, CustomJS, Div, Span
+from bokeh.models import ColumnDataSource, CustomJS, Div, Range1d, Span
 from bokeh.plotting import figure as Figure
 
 from .formatting import VALUE_SLOT, Quantity
 from .model.timeline import Clock
 
 _SCRIPT = (Path(__file__).with_name("playhead.js")).read_text()
+AUTOSCALE_HEADROOM = 1.12
+#: Below zero by this share of the top, so markers at zero are drawn whole.
+AUTOSCALE_FOOT = 0.04
 _revision = itertools.count(1)
 
 
@@ -63,6 +66,17 @@ class _Readout:
 
 
 @dataclass
+class _Autoscale:
+    range: Range1d
+    sources: list[ColumnDataSource]
+
+
+def autoscaled_end(values: list[float], minimum: float = 1.0) -> float:
+    """The top of an axis showing ``values``: 12 % headroom, rounded up to a whole number."""
+    return float(np.ceil(max([minimum, *values]) * AUTOSCALE_HEADROOM))
+
+
+@dataclass
 class _Gate:
     div: Div
     after: bool
@@ -78,6 +92,7 @@ class Playhead:
         self._reveals: list[_Reveal] = []
         self._readouts: list[_Readout] = []
         self._gates: list[_Gate] = []
+        self._autoscales: list[_Autoscale] = []
         self._attached = False
 
     def _driver_data(self) -> dict:
@@ -117,6 +132,10 @@ class Playhead:
             raise ValueError("a live readout template needs the value slot")
         self._readouts.append(_Readout(div, template, quantity, series))
 
+    def autoscale(self, axis_range: Range1d, sources: list[ColumnDataSource]) -> None:
+        """Fit ``axis_range`` to the ``y`` of ``sources`` as they are at the playhead."""
+        self._autoscales.append(_Autoscale(axis_range, list(sources)))
+
     def gate(self, div: Div, after: bool = True) -> None:
         """Show ``div`` once the time reaches ``div.tags[0]`` (or until then, if not ``after``)."""
         self._gates.append(_Gate(div, after))
@@ -145,6 +164,8 @@ class Playhead:
                 for r in self._readouts
             ],
             "gates": [{"div": g.div, "after": g.after} for g in self._gates],
+            "autoscales": [{"range": a.range, "sources": a.sources} for a in self._autoscales],
+            "scale": {"headroom": AUTOSCALE_HEADROOM, "foot": AUTOSCALE_FOOT},
         }
         self.driver.js_on_change("data", CustomJS(args=args, code=_SCRIPT))
 
@@ -173,4 +194,7 @@ class Playhead:
         for g in self._gates:
             at = g.div.tags[0] if g.div.tags else float("inf")
             g.div.visible = (t >= at) if g.after else (t < at)
+        for a in self._autoscales:
+            end = autoscaled_end([float(y) for src in a.sources for y in src.data["y"]])
+            a.range.update(start=-AUTOSCALE_FOOT * end, end=end)
         self.driver.data = self._driver_data()

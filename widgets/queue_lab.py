@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 
-import numpy as np
 import panel as pn
 import param
 from bokeh.models import ColumnDataSource, Div, HoverTool, Range1d
@@ -143,6 +142,9 @@ class QueueLab(pn.viewable.Viewer):
         theme.style_figure(fig)
         shown_run = self.playhead.reveal("polyline", self.run_source)
         shown_actual = self.playhead.reveal("points", self.actual_source)
+        # Scaled to what has happened so far: a range fitted to the whole run would
+        # give away how high a growing queue gets before the learner predicts it.
+        self.playhead.autoscale(fig.y_range, [shown_run, shown_actual, self.prediction_source])
         line = fig.line("x", "y", source=shown_run, line_color=theme.BLUE, line_width=3)
         # Dots at the kinks and at the playhead: at time zero the start is visible too.
         fig.scatter("x", "y", source=shown_run, size=7, fill_color=theme.BLUE, line_color="white")
@@ -257,9 +259,6 @@ class QueueLab(pn.viewable.Viewer):
             or (model.prediction_time is not None or model.predicted_length is not None)
         )
 
-        top = max(float(ys.max()), *(self.prediction_source.data["y"] or [0.0]), 1.0)
-        self.figure.y_range.end = float(np.ceil(top * 1.12))
-        self.figure.y_range.start = -0.04 * self.figure.y_range.end  # markers at 0 stay visible
         self.time_control.sync()
         self.playhead.push()
 
