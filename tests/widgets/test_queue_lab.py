@@ -567,3 +567,18 @@ def test_query_settings_preset_the_lab() -> None:
     assert lab.initial_field.input.value == "0"
     assert ">0.00 items<" in lab.length_div.text
     assert ">q(t) = max(0, 0.00 + 1.00 × (t − 0.00))<" in lab.formula_div.text
+
+
+def test_the_y_axis_follows_the_run_so_far_not_the_whole_run(lab: QueueLab) -> None:
+    y = lab.figure.y_range
+    reset(lab)
+    type_into(lab.arrival_field, "4")  # grows by 1 item/s from 4: 24 items at 20 s
+    # Only q(0) = 4 has happened: ceil(4 × 1.12) = 5, with 4 % below zero for markers.
+    assert (y.start, y.end) == (pytest.approx(-0.2), 5.0)
+    step(lab, 12)  # t = 6 s, q = 10: ceil(11.2) = 12
+    assert y.end == 12.0
+    reset(lab)
+    assert y.end == 5.0
+    type_into(lab.time_field, "10")
+    type_into(lab.length_field, "30")  # a prediction stays on screen: ceil(33.6) = 34
+    assert y.end == 34.0
