@@ -12,12 +12,12 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from pagekit import TIMEOUT, button, enter, field, readout, value_of
 from playwright.sync_api import Page, expect
 
 from widgets.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
 from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig
 
-TIMEOUT = 10_000  # ms, for expectations that wait on a server round trip
 ROUTE = "/bucket-timeline"
 
 #: Label of each numeric control on the page -> its parameter (URL key).
@@ -51,38 +51,8 @@ def starts(text: str) -> re.Pattern:
     return re.compile("^" + re.escape(text) + r"(\s|$)")
 
 
-def field(page: Page, label: str):
-    return page.get_by_label(label, exact=True).and_(page.get_by_role("textbox"))
-
-
-def readout(page: Page, name: str):
-    return page.get_by_role("status", name=name, exact=True)
-
-
-def button(page: Page, name: str):
-    return page.get_by_role("button", name=name, exact=True)
-
-
 def preset_select(page: Page):
     return page.get_by_role("combobox", name="Preset", exact=True)
-
-
-def enter(page: Page, label: str, text: str) -> None:
-    """Type into a field and commit with Enter."""
-    box = field(page, label)
-    box.fill(text)
-    box.press("Enter")
-
-
-def number(text: str) -> float:
-    """The leading number of a readout ("4.00 ms" -> 4.0)."""
-    match = re.match(r"^\s*([+\-−]?\d+(?:\.\d+)?)", text)
-    assert match, f"readout does not start with a number: {text!r}"
-    return float(match.group(1).replace("−", "-"))
-
-
-def value_of(page: Page, name: str) -> float:
-    return number(readout(page, name).inner_text())
 
 
 def expected_readouts(config: BucketConfig) -> dict[str, str]:

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from bokeh.embed import server_document
 from markdown_it import MarkdownIt
+from pagekit import TIMEOUT, button, enter, field, readout
 from playwright.sync_api import Page, expect
 
 from lessons import Experiment, Question, WidgetBlock, load_lessons
@@ -31,7 +32,6 @@ from widgets.formatting import COUNT, ITEMS, ITEMS_PER_SECOND, MILLISECONDS, PER
 from widgets.model.buckets import PRESETS, BucketConfig
 from widgets.registry import WIDGETS
 
-TIMEOUT = 10_000  # ms, for expectations that wait on a server round trip
 LOAD_TIMEOUT = 30_000  # ms, for a page (or an embed) to come up
 LESSONS = load_lessons()
 WIDGET_ROUTES = [f"/{name}" for name in WIDGETS]
@@ -60,25 +60,6 @@ SHARED_NAMES = {"Elapsed time", "Reset", "Play", "Step", "Link to these settings
 def starts(text: str) -> re.Pattern:
     """A readout whose text is ``text``, alone or followed by more words."""
     return re.compile("^" + re.escape(text) + r"(\s|$)")
-
-
-def field(scope, label: str):
-    return scope.get_by_label(label, exact=True).and_(scope.get_by_role("textbox"))
-
-
-def readout(scope, name: str):
-    return scope.get_by_role("status", name=name, exact=True)
-
-
-def button(scope, name: str):
-    return scope.get_by_role("button", name=name, exact=True)
-
-
-def enter(scope, label: str, text: str, nth: int = 0) -> None:
-    """Type into a field and commit with Enter."""
-    box = field(scope, label).nth(nth)
-    box.fill(text)
-    box.press("Enter")
 
 
 def bucket_readouts(settings: dict) -> dict[str, str]:

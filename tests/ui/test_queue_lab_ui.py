@@ -6,9 +6,9 @@ import re
 import time
 
 import pytest
+from pagekit import TIMEOUT, button, enter, field, readout, value_of
 from playwright.sync_api import Page, expect
 
-TIMEOUT = 10_000  # ms, for expectations that wait on a server round trip
 MINUS = "−"  # the readouts print U+2212, never a hyphen
 
 
@@ -18,36 +18,6 @@ MINUS = "−"  # the readouts print U+2212, never a hyphen
 def starts(text: str) -> re.Pattern:
     """A readout whose text starts with ``text``."""
     return re.compile("^" + re.escape(text))
-
-
-def field(page: Page, label: str):
-    return page.get_by_label(label, exact=True).and_(page.get_by_role("textbox"))
-
-
-def readout(page: Page, name: str):
-    return page.get_by_role("status", name=name, exact=True)
-
-
-def button(page: Page, name: str):
-    return page.get_by_role("button", name=name, exact=True)
-
-
-def enter(page: Page, label: str, text: str) -> None:
-    """Type into a field and commit with Enter."""
-    box = field(page, label)
-    box.fill(text)
-    box.press("Enter")
-
-
-def number(text: str) -> float:
-    """The leading number of a readout ("4.00 s" -> 4.0, "−1.00" -> -1.0)."""
-    match = re.match(r"^\s*([+\-−]?\d+(?:\.\d+)?)", text)
-    assert match, f"readout does not start with a number: {text!r}"
-    return float(match.group(1).replace("−", "-"))
-
-
-def value_of(page: Page, name: str) -> float:
-    return number(readout(page, name).inner_text())
 
 
 def step(page: Page, times: int, expect_elapsed: float) -> None:

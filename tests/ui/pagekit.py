@@ -1,0 +1,44 @@
+"""Finding and driving a widget's parts by accessible name, shared by the browser tests.
+
+``scope`` is a Playwright page, frame locator or locator.
+"""
+
+from __future__ import annotations
+
+import re
+
+TIMEOUT = 10_000  # ms, for expectations that wait on a server round trip
+
+
+def field(scope, label: str):
+    """The text field named ``label``."""
+    return scope.get_by_label(label, exact=True).and_(scope.get_by_role("textbox"))
+
+
+def readout(scope, name: str):
+    """The readout named ``name``."""
+    return scope.get_by_role("status", name=name, exact=True)
+
+
+def button(scope, name: str):
+    """The button named ``name``."""
+    return scope.get_by_role("button", name=name, exact=True)
+
+
+def enter(scope, label: str, text: str, nth: int = 0) -> None:
+    """Type into a field and commit with Enter."""
+    box = field(scope, label).nth(nth)
+    box.fill(text)
+    box.press("Enter")
+
+
+def number(text: str) -> float:
+    """The leading number of a readout ("4.00 s" -> 4.0, "−1.00" -> -1.0)."""
+    match = re.match(r"^\s*([+\-−]?\d+(?:\.\d+)?)", text)
+    assert match, f"readout does not start with a number: {text!r}"
+    return float(match.group(1).replace("−", "-"))
+
+
+def value_of(scope, name: str) -> float:
+    """The number a readout starts with."""
+    return number(readout(scope, name).inner_text())
