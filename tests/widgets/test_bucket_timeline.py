@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import pytest
+from drive import FakeWall, play, press, reset, step
 
 from widgets.bucket_timeline import CUSTOM, FIELDS, BucketTimeline
 from widgets.model.buckets import (
@@ -38,16 +39,6 @@ READOUTS = (
 )
 
 
-class FakeWall:
-    """A wall clock that moves only when told to."""
-
-    def __init__(self, t: float = 1000.0):
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
 @pytest.fixture
 def lab() -> BucketTimeline:
     return BucketTimeline()
@@ -58,23 +49,6 @@ def wall(lab: BucketTimeline) -> FakeWall:
     fake = FakeWall()
     lab.clock._wall_clock = fake
     return fake
-
-
-def press(button: pn.widgets.Button, times: int = 1) -> None:
-    for _ in range(times):
-        button.clicks += 1
-
-
-def step(lab: BucketTimeline, times: int = 1) -> None:
-    press(lab.time_control.step_button, times)
-
-
-def play(lab: BucketTimeline) -> None:
-    press(lab.time_control.play_button)
-
-
-def reset(lab: BucketTimeline) -> None:
-    press(lab.time_control.reset_button)
 
 
 def type_into(lab: BucketTimeline, name: str, text: str) -> None:

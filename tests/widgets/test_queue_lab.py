@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import panel as pn
 import pytest
+from drive import FakeWall, play, reset, step
 
 from widgets.model.fluid_queue import FluidQueue
 from widgets.queue_lab import QueueLab
@@ -12,16 +13,6 @@ from widgets.url_state import settings_from_query
 pn.extension()
 
 QUEUE_LAB_KEYS = {"arrival": "items/s", "service": "items/s", "initial": "items"}
-
-
-class FakeWall:
-    """A wall clock that moves only when told to."""
-
-    def __init__(self, t: float = 1000.0):
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 @pytest.fixture
@@ -34,23 +25,6 @@ def wall(lab: QueueLab) -> FakeWall:
     fake = FakeWall()
     lab.clock._wall_clock = fake
     return fake
-
-
-def press(button: pn.widgets.Button, times: int = 1) -> None:
-    for _ in range(times):
-        button.clicks += 1
-
-
-def step(lab: QueueLab, times: int = 1) -> None:
-    press(lab.time_control.step_button, times)
-
-
-def reset(lab: QueueLab) -> None:
-    press(lab.time_control.reset_button)
-
-
-def play(lab: QueueLab) -> None:
-    press(lab.time_control.play_button)
 
 
 def type_into(field, text: str) -> None:
