@@ -60,6 +60,18 @@ FIELDS = {
     "optimizer_ms": "ms",
 }
 MB = Quantity("MB", digits=1)
+#: The readouts, in the order they are shown; the regime gets a row of its own.
+READOUT_KEYS = (
+    "elapsed",
+    "backward_end",
+    "comm_end",
+    "tail",
+    "step",
+    "buckets",
+    "overhead",
+    "overlap",
+    "regime",
+)
 #: Help lines that say more than a parameter's bounds.
 HINTS = {"bucket_cap_mb": "MB, DDP-style; leave empty to use layers per bucket."}
 
@@ -165,17 +177,7 @@ class BucketTimeline(pn.viewable.Viewer):
         self.sweep_figure = self._make_sweep()
 
         self.readouts: dict[str, Div] = {}
-        for key in (
-            "elapsed",
-            "backward_end",
-            "comm_end",
-            "tail",
-            "step",
-            "buckets",
-            "overhead",
-            "overlap",
-            "regime",
-        ):
+        for key in READOUT_KEYS:
             self.readouts[key] = Div(
                 text="", stylesheets=[self._sheet], sizing_mode="stretch_width", margin=0
             )
@@ -535,19 +537,9 @@ class BucketTimeline(pn.viewable.Viewer):
             f["forward_ms"],
             f["optimizer_ms"],
         )
-        order = (
-            "elapsed",
-            "backward_end",
-            "comm_end",
-            "tail",
-            "step",
-            "buckets",
-            "overhead",
-            "overlap",
-        )
         main = layout.main_column(
             pn.Row(self.time_control, sizing_mode="stretch_width"),
-            layout.readout_row([self.readouts[k] for k in order], basis=160),
+            layout.readout_row([self.readouts[k] for k in READOUT_KEYS[:-1]], basis=160),
             pn.Column(self.readouts["regime"], sizing_mode="stretch_width", margin=0),
             pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
             pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10)),
