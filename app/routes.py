@@ -17,11 +17,13 @@ from .page import page
 
 def _query() -> dict:
     """The page's query arguments, less the ones script-tag embedding adds itself."""
-    args = dict(pn.state.session_args or {})
-    absolute = args.get("bokeh-absolute-url")
-    if absolute:
-        _serve_resources_from(absolute[-1])
-    return {k: v for k, v in args.items() if not k.startswith("bokeh-")}
+    return {k: v for k, v in (pn.state.session_args or {}).items() if not k.startswith("bokeh-")}
+
+
+def _script_embed_url() -> bytes | str | None:
+    """The server URL a script-tag embed was loaded from, or None on our own pages."""
+    values = (pn.state.session_args or {}).get("bokeh-absolute-url")
+    return values[-1] if values else None
 
 
 def _serve_resources_from(absolute_url: bytes | str) -> None:
@@ -46,7 +48,6 @@ def _serve_resources_from(absolute_url: bytes | str) -> None:
 
 def index_page(lessons: dict[str, Lesson]) -> pn.viewable.Viewable:
     """The index: the lessons and the widgets, each with a line on what it is for."""
-    _query()
     lesson_items = "".join(
         f'<li><a href="./lessons/{html.escape(name)}">{html.escape(lesson.title)}</a> — '
         f"{html.escape(lesson.summary)}</li>"
@@ -82,7 +83,7 @@ def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:
     kwargs, notices = spec.parse(_query())
     view = spec.create(**kwargs)
     # In a script-tag embed the page URL is the course's own: never rewrite it.
-    in_own_page = "bokeh-absolute-url" not in (pn.state.session_args or {})
+    in_own_page = _script_embed_url() is None
     body = pn.Column(
         view,
         ShareBar(spec, view, sync_location=in_own_page),
@@ -94,17 +95,28 @@ def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:
 
 def lesson_page(lesson: Lesson) -> pn.viewable.Viewable:
     """A lesson: its prose with live widgets, experiments and self-check questions."""
-    _query()
     return page(lesson.title, html.escape(lesson.summary), lesson_body(lesson))
+
+
+def _session(build):
+    """A route that first anchors a script-tag embed's resources at this server."""
+
+    def serve() -> pn.viewable.Viewable:
+        embed_url = _script_embed_url()
+        if embed_url is not None:
+            _serve_resources_from(embed_url)
+        return build()
+
+    return serve
 
 
 def build_routes() -> dict[str, object]:
     """Every route: the index, each widget, each lesson in ``lessons/``."""
     lessons = load_lessons()
     # Panel calls plain functions once per session; it does not call partials.
-    routes: dict[str, object] = {"/": lambda: index_page(lessons)}
+    routes: dict[str, object] = {"/": _session(lambda: index_page(lessons))}
     for spec in WIDGETS.values():
-        routes[spec.name] = lambda spec=spec: widget_page(spec)
+        routes[spec.name] = _session(lambda spec=spec: widget_page(spec))
     for name, lesson in lessons.items():
-        routes[f"lessons/{name}"] = lambda lesson=lesson: lesson_page(lesson)
+        routes[f"lessons/{name}"] = _session(lambda lesson=lesson: lesson_page(lesson))
     return routes

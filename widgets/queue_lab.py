@@ -253,10 +253,11 @@ class QueueLab(pn.viewable.Viewer):
             )
         else:
             self.initial_note.object = ""
+        # Shown while the queue grows, and kept while it holds a prediction.
         self.length_prediction.visible = (
             seg.trend == "grows"
-            or length is not None
-            or (model.prediction_time is not None or model.predicted_length is not None)
+            or model.prediction_time is not None
+            or model.predicted_length is not None
         )
 
         self.time_control.sync()

@@ -7,6 +7,7 @@ common forms of colour blindness; meaning is never carried by colour alone
 
 from __future__ import annotations
 
+import panel as pn
 from bokeh.models import InlineStyleSheet
 from bokeh.plotting import figure as Figure
 
@@ -50,8 +51,6 @@ h2.ol-title, h3.ol-title {{ margin: 0; font: 600 16px/1.3 system-ui, -apple-syst
 
 def heading(text: str, level: int = 2):
     """A section heading inside a widget."""
-    import panel as pn
-
     return pn.pane.HTML(
         f"<h{level} class='ol-title'>{text}</h{level}>",
         margin=(10, 10, 2, 10),
