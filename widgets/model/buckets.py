@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
+from .settings import setting
 from .timeline import Intervals
 
 MAX_LAYERS = 64
@@ -438,6 +439,50 @@ class BucketConfig(param.Parameterized):
         label="Layers per bucket",
         doc="Whole layers per bucket, taken from the last layer backwards; "
         "the bucket holding layer 1 may be smaller.",
+        metadata=setting("layers"),
+    )
+    backward_ms = param.Number(
+        default=2.0,
+        bounds=(0.01, 1000.0),
+        label="Backward time per layer",
+        doc="Time one layer's backward takes on a normal rank, in ms.",
+        metadata=setting("ms"),
+    )
+    grad_mb = param.Number(
+        default=25.0,
+        bounds=(0.001, 100000.0),
+        label="Gradient size per layer",
+        doc="Size of one layer's gradients, in MB.",
+        metadata=setting("MB"),
+    )
+    bandwidth = param.Number(
+        default=25.0,
+        bounds=(0.01, 10000.0),
+        label="Link bandwidth",
+        doc="Bandwidth of each rank's link, in GB/s (1 GB = 1000 MB).",
+        metadata=setting("GB/s"),
+    )
+    latency_ms = param.Number(
+        default=0.05,
+        bounds=(0.0, 100.0),
+        label="Latency per ring step",
+        doc="Fixed cost of each of the 2(p-1) steps of a ring all-reduce, in ms.",
+        metadata=setting("ms"),
+    )
+    ranks = param.Integer(
+        default=8,
+        bounds=(2, 4096),
+        label="Ranks",
+        doc="Number of data-parallel ranks in the ring.",
+        metadata=setting("ranks"),
+    )
+    straggler_pct = param.Number(
+        default=0.0,
+        bounds=(0.0, 500.0),
+        label="Straggler slowdown",
+        doc="How much slower one rank's backward is, in %. Every rank needs every "
+        "gradient, so that rank decides when each layer is ready.",
+        metadata=setting("%"),
     )
     bucket_cap_mb = param.Number(
         default=None,
@@ -446,55 +491,21 @@ class BucketConfig(param.Parameterized):
         label="Bucket size cap",
         doc="When set, cut buckets the way PyTorch DDP does (MB): add layers from the "
         "last backwards and close a bucket once it reaches the cap. Overrides layers per bucket.",
-    )
-    backward_ms = param.Number(
-        default=2.0,
-        bounds=(0.01, 1000.0),
-        label="Backward time per layer",
-        doc="Time one layer's backward takes on a normal rank, in ms.",
-    )
-    grad_mb = param.Number(
-        default=25.0,
-        bounds=(0.001, 100000.0),
-        label="Gradient size per layer",
-        doc="Size of one layer's gradients, in MB.",
-    )
-    bandwidth = param.Number(
-        default=25.0,
-        bounds=(0.01, 10000.0),
-        label="Link bandwidth",
-        doc="Bandwidth of each rank's link, in GB/s (1 GB = 1000 MB).",
-    )
-    latency_ms = param.Number(
-        default=0.05,
-        bounds=(0.0, 100.0),
-        label="Latency per ring step",
-        doc="Fixed cost of each of the 2(p-1) steps of a ring all-reduce, in ms.",
-    )
-    ranks = param.Integer(
-        default=8,
-        bounds=(2, 4096),
-        label="Ranks",
-        doc="Number of data-parallel ranks in the ring.",
-    )
-    straggler_pct = param.Number(
-        default=0.0,
-        bounds=(0.0, 500.0),
-        label="Straggler slowdown",
-        doc="How much slower one rank's backward is, in %. Every rank needs every "
-        "gradient, so that rank decides when each layer is ready.",
+        metadata=setting("MB", hint="MB, DDP-style; leave empty to use layers per bucket."),
     )
     forward_ms = param.Number(
         default=12.0,
         bounds=(0.0, 100000.0),
         label="Forward time",
         doc="Forward pass time before backward starts, in ms.",
+        metadata=setting("ms"),
     )
     optimizer_ms = param.Number(
         default=2.0,
         bounds=(0.0, 100000.0),
         label="Optimizer time",
         doc="Optimizer step time, which starts once backward and communication end, in ms.",
+        metadata=setting("ms"),
     )
     layer_backward_ms = LayerProfile(
         default=None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
+from .settings import setting
 from .timeline import Clock, PiecewiseLinearSeries
 
 RATE_BOUNDS = (0.0, 1000.0)
@@ -79,18 +80,21 @@ class FluidQueue(param.Parameterized):
         bounds=RATE_BOUNDS,
         label="Arrival rate",
         doc="Items that arrive per second.",
+        metadata=setting("items/s"),
     )
     service = param.Number(
         default=3.0,
         bounds=RATE_BOUNDS,
         label="Service rate",
         doc="Items the link can serve per second.",
+        metadata=setting("items/s"),
     )
     initial = param.Number(
         default=4.0,
         bounds=(0.0, 100000.0),
         label="Initial items",
         doc="Queue length at time zero; a change after time zero applies at the next Reset.",
+        metadata=setting("items"),
     )
     predicted_drain_time = param.Number(
         default=None,
