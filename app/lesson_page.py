@@ -8,26 +8,11 @@ import panel as pn
 from markdown_it import MarkdownIt
 
 from lessons import Experiment, Lesson, Prose, Question, WidgetBlock
-from widgets import theme
+from widgets.parts import theme
 from widgets.registry import WIDGETS
-from widgets.share import ShareBar
 
 _markdown = MarkdownIt("commonmark", {"html": False})
 
-PROSE_CSS = """
-:host { font: 16px/1.6 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; }
-h2 { font-size: 21px; margin: 22px 0 6px 0; }
-h3 { font-size: 17px; margin: 16px 0 4px 0; }
-code { background: #eff1f3; color: #1f2328 !important; padding: 1px 4px; border-radius: 4px;
-  font-size: 14px; }
-a { color: #0b5cad; }
-.ol-question { border: 1px solid #d0d7de; border-left: 4px solid #CC79A7; border-radius: 6px;
-  padding: 8px 12px; background: #fff; }
-.ol-question p { margin: 4px 0; }
-.ol-question summary { cursor: pointer; color: #0b5cad; font-weight: 600; padding: 4px 0; }
-.ol-question summary:focus-visible { outline: 3px solid #0072B2; outline-offset: 2px; }
-.ol-answer { border-top: 1px solid #e6e8eb; margin-top: 4px; padding-top: 4px; }
-"""
 PROSE_WIDTH = 820
 
 
@@ -42,8 +27,11 @@ def question_html(question: Question, number: int) -> str:
     )
 
 
-def lesson_body(lesson: Lesson) -> pn.viewable.Viewable:
-    """Every block of a lesson, with each experiment wired to its widget."""
+def lesson_body(lesson: Lesson, origin: str) -> pn.viewable.Viewable:
+    """Every block of a lesson, with each experiment wired to its widget.
+
+    ``origin`` is this server as the learner reached it, for the share links.
+    """
     views: dict[int, object] = {}
     items: list[pn.viewable.Viewable] = []
     questions = 0
@@ -54,18 +42,18 @@ def lesson_body(lesson: Lesson) -> pn.viewable.Viewable:
                     block.text,
                     sizing_mode="stretch_width",
                     max_width=PROSE_WIDTH,
-                    stylesheets=[PROSE_CSS],
+                    stylesheets=[theme.PROSE_CSS],
                     disable_math=True,
                 )
             )
         elif isinstance(block, WidgetBlock):
             spec = WIDGETS[block.widget]
             view = spec.create(**block.settings)
+            view.enable_share(origin)
             views[index] = view
             items.append(
                 pn.Column(
                     view,
-                    ShareBar(spec, view),
                     sizing_mode="stretch_width",
                     css_classes=["ol-card"],
                     stylesheets=[theme.PAGE_CSS],
@@ -81,7 +69,7 @@ def lesson_body(lesson: Lesson) -> pn.viewable.Viewable:
                     question_html(block, questions),
                     sizing_mode="stretch_width",
                     max_width=PROSE_WIDTH,
-                    stylesheets=[PROSE_CSS],
+                    stylesheets=[theme.PROSE_CSS],
                     margin=(8, 10),
                 )
             )

@@ -1,4 +1,4 @@
-"""The frame every route shares: heading, notices, and page-wide styles."""
+"""The frame every route shares: a heading, the body, and a ``main`` landmark."""
 
 from __future__ import annotations
 
@@ -6,47 +6,31 @@ import html
 
 import panel as pn
 
-PAGE_CSS = """
-body { margin: 0; background: #f6f8fa; }
-.ol-page { max-width: 1280px; margin: 0 auto; }
-"""
+from widgets.parts import theme
 
-HEADER_CSS = """
-.ol-header h1 { font: 600 22px/1.25 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-  margin: 0 0 2px 0; color: #1f2328; }
-.ol-header p { margin: 0; color: #57606a; font: 14px/1.4 system-ui, sans-serif; }
-.ol-header a { color: #0b5cad; }
-.ol-notice { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px;
-  padding: 6px 10px; font: 14px/1.4 system-ui, sans-serif; color: #1f2328; margin: 2px 0; }
+#: Wraps the page's roots in <main>, so the whole page sits in one landmark.
+#: (Panel extends its own base template with a string template like this.)
+MAIN_LANDMARK_TEMPLATE = """
+{% block contents %}<main>{{ super() }}</main>{% endblock %}
 """
 
 
-def notices_pane(notices: list[str]) -> pn.pane.HTML:
-    """A visible list of things the page ignored (for example bad query keys)."""
-    items = "".join(f'<div class="ol-notice">{html.escape(n)}</div>' for n in notices)
-    return pn.pane.HTML(
-        f'<div role="status" aria-label="Notices">{items}</div>' if notices else "",
-        sizing_mode="stretch_width",
-        stylesheets=[HEADER_CSS],
-        visible=bool(notices),
-    )
-
-
-def page(title: str, subtitle: str, body: pn.viewable.Viewable, notices: list[str] = ()):
-    """A titled page around ``body``; sets the browser tab title."""
-    if pn.state.curdoc is not None:
-        pn.state.curdoc.title = f"{title} · overlap-lab"
+def page(title: str, subtitle: str, body: pn.viewable.Viewable) -> pn.viewable.Viewable:
+    """A titled page around ``body``; sets the browser tab title and the landmark."""
+    doc = pn.state.curdoc
+    if doc is not None:
+        doc.title = f"{title} · overlap-lab"
+        doc.template = MAIN_LANDMARK_TEMPLATE
     header = pn.pane.HTML(
         f'<header class="ol-header"><h1>{html.escape(title)}</h1><p>{subtitle}</p></header>',
         sizing_mode="stretch_width",
-        stylesheets=[HEADER_CSS],
+        stylesheets=[theme.HEADER_CSS],
         margin=(12, 10, 4, 10),
     )
     return pn.Column(
         header,
-        notices_pane(list(notices)),
         body,
         sizing_mode="stretch_width",
         css_classes=["ol-page"],
-        stylesheets=[PAGE_CSS],
+        stylesheets=[theme.FRAME_CSS],
     )

@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 import panel as pn
 
 from lessons import Lesson, load_lessons
+from widgets.parts import theme
 from widgets.registry import WIDGETS, WidgetSpec
-from widgets.share import ShareBar
 
 from .lesson_page import lesson_body
 from .page import page
@@ -18,6 +18,25 @@ from .page import page
 def _query() -> dict:
     """The page's query arguments, less the ones script-tag embedding adds itself."""
     return {k: v for k, v in (pn.state.session_args or {}).items() if not k.startswith("bokeh-")}
+
+
+def server_origin() -> str:
+    """``http://host:port`` of this server as the browser reached it.
+
+    Behind a proxy that terminates TLS, ``X-Forwarded-Proto`` says https.
+    """
+    ctx = getattr(pn.state.curdoc, "session_context", None)
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None) or {}
+    host = headers.get("Host") or "localhost:5006"
+    proto = headers.get("X-Forwarded-Proto") or "http"
+    return f"{proto}://{host}"
+
+
+def _set_page_query(query: str) -> None:
+    """Make the address bar a link to what is on screen."""
+    if pn.state.location is not None:
+        pn.state.location.search = f"?{query}" if query else ""
 
 
 def _script_embed_url() -> bytes | str | None:
@@ -63,11 +82,7 @@ def index_page(lessons: dict[str, Lesson]) -> pn.viewable.Viewable:
         f'</nav><nav aria-label="Widgets"><h2>Widgets</h2><ul class="ol-list">{widget_items}'
         "</ul></nav>",
         sizing_mode="stretch_width",
-        stylesheets=[
-            ".ol-list { font: 16px/1.6 system-ui, sans-serif; padding-left: 1.2em; margin: 0 0"
-            " 12px 0; } h2 { font: 600 18px system-ui, sans-serif; margin: 12px 0 4px 0; }"
-            " a { color: #0b5cad; }"
-        ],
+        stylesheets=[theme.INDEX_CSS],
         margin=(0, 10),
     )
     return page(
@@ -82,20 +97,16 @@ def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:
     """One widget on its own, preset from the URL query (the parameter names)."""
     kwargs, notices = spec.parse(_query())
     view = spec.create(**kwargs)
+    view.show_notices(notices)
     # In a script-tag embed the page URL is the course's own: never rewrite it.
     in_own_page = _script_embed_url() is None
-    body = pn.Column(
-        view,
-        ShareBar(spec, view, sync_location=in_own_page),
-        sizing_mode="stretch_width",
-        margin=0,
-    )
-    return page(spec.title, html.escape(spec.summary), body, notices)
+    view.enable_share(server_origin(), _set_page_query if in_own_page else None)
+    return page(spec.title, html.escape(spec.summary), view)
 
 
 def lesson_page(lesson: Lesson) -> pn.viewable.Viewable:
     """A lesson: its prose with live widgets, experiments and self-check questions."""
-    return page(lesson.title, html.escape(lesson.summary), lesson_body(lesson))
+    return page(lesson.title, html.escape(lesson.summary), lesson_body(lesson, server_origin()))
 
 
 def _session(build):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import html
 
 import panel as pn
-import param
 from bokeh.models import ColumnDataSource, Div, HoverTool, Range1d
 from bokeh.plotting import figure
 
-from . import layout, theme
-from .formatting import (
+from .base import Widget
+from .model.fluid_queue import FluidQueue, PredictionCheck
+from .model.timeline import Clock
+from .parts import layout, theme
+from .parts.formatting import (
     ITEMS,
     ITEMS_PER_SECOND,
     SECONDS,
@@ -18,10 +20,6 @@ from .formatting import (
     new_id,
     readout_html,
 )
-from .model.fluid_queue import FluidQueue, PredictionCheck
-from .number_field import NumberField
-from .playhead import Playhead
-from .time_control import TimeControl
 
 LIMITS = (
     "**What this analogy leaves out.** The fluid queue only tracks average pressure: "
@@ -34,9 +32,6 @@ LIMITS = (
 )
 
 
-#: The settings a learner edits, with units; also the URL keys.
-FIELDS = {"arrival": "items/s", "service": "items/s", "initial": "items"}
-
 KEY = theme.key_html(
     [
         ("line", theme.BLUE, "Queue length"),
@@ -48,45 +43,32 @@ KEY = theme.key_html(
 )
 
 
-class QueueLab(pn.viewable.Viewer):
+class QueueLab(Widget):
     """The fluid queue lab: rates and initial items, Reset / Play / Step, predictions checked."""
 
-    def __init__(self, **params):
-        super().__init__()
-        self.model = FluidQueue(**params)
-        self.clock = self.model.clock
-        self.playhead = Playhead(self.clock)
-        self._sheet = theme.readout_stylesheet()
+    settings_class = FluidQueue
+    widget_name = "queue-lab"
 
-        self.arrival_field, self.service_field, self.initial_field = (
-            NumberField(self.model, name, unit) for name, unit in FIELDS.items()
-        )
-        self.drain_field = NumberField(
-            self.model, "predicted_drain_time", "s", hint="Seconds; checked when the queue empties."
-        )
-        self.time_field = NumberField(self.model, "prediction_time", "s", hint="Seconds from 0.")
-        self.length_field = NumberField(
-            self.model, "predicted_length", "items", hint="Items at that time."
-        )
+    def make_clock(self) -> Clock:
+        return self.settings.clock
+
+    def reset_model(self) -> None:
+        self.settings.reset()
+
+    def build(self) -> None:
         self.initial_note = pn.pane.HTML("", margin=(0, 10), stylesheets=[theme.PAGE_CSS])
-        self.time_control = TimeControl(
-            self.clock, on_change=self.refresh, on_reset=self.model.reset
-        )
-
         self.run_source = ColumnDataSource({"x": [], "y": []})
         self.edit_source = ColumnDataSource({"x": [], "y": []})
         self.prediction_source = ColumnDataSource({"x": [], "y": [], "what": []})
         self.actual_source = ColumnDataSource({"x": [], "y": [], "what": []})
         self.figure = self._make_figure()
 
-        self.elapsed_div = self._div()
-        self.length_div = self._div()
-        self.rate_div = self._div()
-        self.formula_div = self._div()
-        self.drain_outcome = self._div()
-        self.drain_pending = self._div()
-        self.length_outcome = self._div()
-        self.length_pending = self._div()
+        self.elapsed_div, self.length_div, self.rate_div, self.formula_div = (
+            self.readout() for _ in range(4)
+        )
+        self.drain_outcome, self.drain_pending, self.length_outcome, self.length_pending = (
+            self.readout() for _ in range(4)
+        )
         self.playhead.live_readout(
             self.elapsed_div, readout_html("Elapsed time", VALUE_SLOT, new_id("elapsed")), SECONDS
         )
@@ -102,31 +84,14 @@ class QueueLab(pn.viewable.Viewer):
         ):
             self.playhead.gate(outcome, after=True)
             self.playhead.gate(pending, after=False)
-        self.playhead.attach()
-
         self.length_prediction = pn.Column(
-            self.time_field,
-            self.length_field,
+            self.fields["prediction_time"],
+            self.fields["predicted_length"],
             pn.pane.Bokeh(self.length_outcome),
             pn.pane.Bokeh(self.length_pending),
             margin=0,
             sizing_mode="stretch_width",
         )
-        self.model.param.watch(
-            lambda _: self.refresh(),
-            [
-                "arrival",
-                "service",
-                "initial",
-                "predicted_drain_time",
-                "prediction_time",
-                "predicted_length",
-            ],
-        )
-        self.refresh()
-
-    def _div(self) -> Div:
-        return Div(text="", stylesheets=[self._sheet], sizing_mode="stretch_width", margin=0)
 
     def _make_figure(self):
         fig = figure(
@@ -187,29 +152,8 @@ class QueueLab(pn.viewable.Viewer):
         )
         return fig
 
-    @property
-    def settings(self) -> param.Parameterized:
-        """The object holding this widget's URL-addressable settings."""
-        return self.model
-
-    def settings_values(self) -> dict[str, float]:
-        """The current settings by parameter name (what a link reproduces)."""
-        return {name: getattr(self.model, name) for name in FIELDS}
-
-    def apply(self, **settings) -> None:
-        """Set these settings and Reset, so the experiment starts from time zero."""
-        self.model.param.update(settings)
-        self.time_control.reset()
-
-    def refresh(self) -> None:
-        """Redraw every source and readout from the model, then re-anchor the browser."""
-        # Panel runs some callbacks outside the document lock; raw Bokeh models
-        # must then be edited through unlocked() so the changes are sent.
-        with pn.io.unlocked():
-            self._redraw()
-
-    def _redraw(self) -> None:
-        model, clock = self.model, self.clock
+    def update(self) -> None:
+        model, clock = self.settings, self.clock
         xs, ys = model.series.vertices(clock.horizon)
         self.run_source.data = {"x": xs, "y": ys}
         starts = model.segment_starts[1:]
@@ -259,9 +203,6 @@ class QueueLab(pn.viewable.Viewer):
             or model.prediction_time is not None
             or model.predicted_length is not None
         )
-
-        self.time_control.sync()
-        self.playhead.push()
 
     def _predictions(self, drain: PredictionCheck | None, length: PredictionCheck | None) -> None:
         px, py, pw, ax, ay, aw = [], [], [], [], [], []
@@ -319,27 +260,72 @@ class QueueLab(pn.viewable.Viewer):
         )
         return readout_html("Formula", formula, new_id("formula"), note=note)
 
-    def __panel__(self) -> pn.viewable.Viewable:
-        bokeh = pn.pane.Bokeh
-        controls = layout.controls_card(
+    def controls(self) -> list[pn.viewable.Viewable]:
+        f, bokeh = self.fields, pn.pane.Bokeh
+        return [
             theme.heading("Rates"),
-            self.arrival_field,
-            self.service_field,
-            self.initial_field,
+            f["arrival"],
+            f["service"],
+            f["initial"],
             self.initial_note,
             theme.heading("Run"),
             self.time_control,
             theme.heading("Predict, then run"),
-            self.drain_field,
+            f["predicted_drain_time"],
             bokeh(self.drain_outcome),
             bokeh(self.drain_pending),
             self.length_prediction,
-        )
-        main = layout.main_column(
+        ]
+
+    def main(self) -> list[pn.viewable.Viewable]:
+        return [
             layout.readout_row([self.elapsed_div, self.length_div, self.rate_div], basis=140),
             pn.Column(self.formula_div, sizing_mode="stretch_width"),
-            bokeh(self.figure, sizing_mode="stretch_width"),
+            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
             pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10)),
             pn.pane.Markdown(LIMITS, sizing_mode="stretch_width"),
-        )
-        return layout.widget_layout(controls, main)
+        ]
+
+    @property
+    def chart(self):
+        return self.figure
+
+    def describe(self) -> str:
+        model, t = self.settings, self.clock.now()
+        seg = model.segment
+        parts = [
+            f"At {SECONDS(t)} the queue holds {ITEMS(model.length())}.",
+            f"Since {SECONDS(seg.start)} it "
+            + (
+                "holds steady"
+                if seg.trend == "constant"
+                else f"{seg.trend} at {ITEMS_PER_SECOND(abs(seg.net_rate))}"
+            )
+            + f" (arrival {ITEMS_PER_SECOND(seg.arrival)}, "
+            f"service {ITEMS_PER_SECOND(seg.service)}).",
+        ]
+        empty = model.first_empty_time()
+        if empty is not None and empty <= t:
+            parts.append(f"It was first empty at {SECONDS(empty)}.")
+        edits = len(model.segment_starts) - 1
+        if edits:
+            parts.append(f"The rates changed {edits} time{'s' if edits > 1 else ''} in this run.")
+        return " ".join(parts)
+
+    def export_readouts(self) -> list[tuple[str, str]]:
+        model, t = self.settings, self.clock.now()
+        return [
+            ("Elapsed time", SECONDS(t)),
+            ("Queue length", ITEMS(model.length())),
+            ("Net rate", ITEMS_PER_SECOND(model.segment.net_rate, signed=True)),
+        ]
+
+    def export_columns(self) -> dict[str, list]:
+        s = self.settings.series
+        ends = [*s.start[1:].tolist(), self.clock.horizon]
+        return {
+            "segment_start_s": s.start.tolist(),
+            "segment_end_s": ends,
+            "length_at_start_items": s.value.tolist(),
+            "net_rate_items_per_s": s.slope.tolist(),
+        }

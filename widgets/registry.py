@@ -1,32 +1,44 @@
-"""Every widget by name: its view, its settings and how text turns into settings.
+"""Every widget by name: its settings, its presets and where its view lives.
 
-Routes, lesson directives, share links and embed snippets all read this one
-table, so a setting's URL key is always its parameter name.
+Routes, lesson directives, share links, embed snippets and the parametrised
+tests all read this one table. A setting's URL key is its parameter name.
+Views are imported only when a widget is created, so reading the registry
+(the lesson checker does) needs neither Panel nor Bokeh.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import param
 
-from .formatting import plain_number
+from .model.buckets import PRESETS as BUCKET_PRESETS
+from .model.buckets import BucketConfig
+from .model.fluid_queue import FluidQueue
+from .model.settings import setting_names
+from .parts.formatting import plain_number
 from .url_state import settings_from_query
 
 
 @dataclass(frozen=True)
 class WidgetSpec:
-    """One embeddable widget."""
+    """One embeddable widget: a name (its route), its settings class and its view."""
 
     name: str
     title: str
     summary: str
     settings: type[param.Parameterized]
-    units: dict[str, str]
+    view: str
+    """``"module:Class"`` of the view, under ``widgets``."""
     presets: Mapping[str, Mapping] = field(default_factory=dict)
-    factory: Callable[..., object] | None = None
+
+    @property
+    def keys(self) -> list[str]:
+        """The URL keys: ``preset`` (where there are presets), then every setting."""
+        return (["preset"] if self.presets else []) + setting_names(self.settings)
 
     def parse(
         self, query: Mapping[str, list[bytes] | list[str]]
@@ -48,21 +60,25 @@ class WidgetSpec:
                 notices.append(
                     f"Ignored unknown preset “{name[:40]}” (known: {', '.join(self.presets)})."
                 )
-        settings, more = settings_from_query(self.settings, self.units, query)
+        settings, more = settings_from_query(self.settings, query)
         return {**kwargs, **settings}, notices + more
+
+    def view_class(self) -> type:
+        """The view class (imported on first use)."""
+        module, _, name = self.view.partition(":")
+        return getattr(importlib.import_module(f"widgets.{module}"), name)
 
     def create(self, **kwargs):
         """A new view with these keyword arguments."""
-        if self.factory is None:
-            raise RuntimeError(f"{self.name} has no view")
-        return self.factory(**kwargs)
+        return self.view_class()(**kwargs)
 
     def query_values(self, values: Mapping[str, object]) -> dict[str, str]:
         """The settings as URL query values (None left out, numbers as typed)."""
+        keys = self.keys
         return {
             k: v if isinstance(v, str) else plain_number(v)
             for k, v in values.items()
-            if (k in self.units or (k == "preset" and self.presets)) and v is not None
+            if k in keys and v is not None
         }
 
     def query_string(self, values: Mapping[str, object]) -> str:
@@ -70,34 +86,17 @@ class WidgetSpec:
         return urlencode(self.query_values(values))
 
 
-def _queue_lab(**kwargs):
-    from .queue_lab import QueueLab
-
-    return QueueLab(**kwargs)
-
-
-def _bucket_timeline(**kwargs):
-    from .bucket_timeline import BucketTimeline
-
-    return BucketTimeline(**kwargs)
-
-
-def _specs() -> dict[str, WidgetSpec]:
-    from .bucket_timeline import FIELDS as BUCKET_FIELDS
-    from .model.buckets import PRESETS, BucketConfig
-    from .model.fluid_queue import FluidQueue
-    from .queue_lab import FIELDS as QUEUE_FIELDS
-
-    specs = [
+WIDGETS: dict[str, WidgetSpec] = {
+    spec.name: spec
+    for spec in (
         WidgetSpec(
             "bucket-timeline",
             "Bucket timeline",
             "One training step of a twelve-layer model: backward, gradient buckets, each "
             "all-reduce on the link and the exposed tail, with a sweep over bucket sizes.",
             BucketConfig,
-            BUCKET_FIELDS,
-            PRESETS,
-            _bucket_timeline,
+            "bucket_timeline:BucketTimeline",
+            BUCKET_PRESETS,
         ),
         WidgetSpec(
             "queue-lab",
@@ -105,12 +104,7 @@ def _specs() -> dict[str, WidgetSpec]:
             "Traffic arrives at one rate and leaves at another: predict when the queue "
             "drains, then run it.",
             FluidQueue,
-            QUEUE_FIELDS,
-            {},
-            _queue_lab,
+            "queue_lab:QueueLab",
         ),
-    ]
-    return {s.name: s for s in specs}
-
-
-WIDGETS: dict[str, WidgetSpec] = _specs()
+    )
+}

@@ -414,26 +414,28 @@ def test_intervals_on_lane() -> None:
 
 
 @pytest.mark.parametrize(
-    ("t", "ends"),
+    ("t", "starts", "ends"),
     [
-        (0.0, [0.0, 1.0, 3.0]),
-        (0.5, [0.5, 1.0, 3.0]),
-        (1.5, [1.5, 1.5, 3.0]),
-        (3.25, [2.0, 3.25, 3.25]),
-        (10.0, [2.0, 4.0, 3.5]),
+        (0.0, [], []),
+        (0.5, [0.0], [0.5]),
+        (1.5, [0.0, 1.0], [1.5, 1.5]),
+        (3.0, [0.0, 1.0], [2.0, 3.0]),
+        (3.25, [0.0, 1.0, 3.0], [2.0, 3.25, 3.25]),
+        (10.0, [0.0, 1.0, 3.0], [2.0, 4.0, 3.5]),
     ],
 )
-def test_revealed(t: float, ends: list[float]) -> None:
-    iv = _intervals()
-    start, end = iv.revealed(t)
-    np.testing.assert_array_equal(start, [0.0, 1.0, 3.0])
-    np.testing.assert_array_equal(end, ends)
+def test_revealed(t: float, starts: list[float], ends: list[float]) -> None:
+    shown = _intervals().revealed(t)
+    np.testing.assert_array_equal(shown.start, starts)
+    np.testing.assert_array_equal(shown.end, ends)
 
 
 @given(st.floats(-5.0, 10.0))
-def test_revealed_stays_inside_each_interval(t: float) -> None:
+def test_revealed_keeps_begun_intervals_cut_at_t(t: float) -> None:
     iv = _intervals()
-    start, end = iv.revealed(t)
-    assert np.all(end >= start)
-    assert np.all(end <= iv.end)
-    np.testing.assert_array_equal(end, np.clip(np.minimum(iv.end, t), iv.start, None))
+    shown = iv.revealed(t)
+    begun = iv.start < t
+    np.testing.assert_array_equal(shown.start, iv.start[begun])
+    assert np.all(shown.end > shown.start)
+    assert np.all(shown.end <= iv.end[begun])
+    np.testing.assert_array_equal(shown.end, np.minimum(iv.end[begun], t))

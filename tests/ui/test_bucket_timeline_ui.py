@@ -15,8 +15,8 @@ import pytest
 from pagekit import TIMEOUT, button, enter, field, readout, value_of
 from playwright.sync_api import Page, expect
 
-from widgets.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
 from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig
+from widgets.parts.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
 
 ROUTE = "/bucket-timeline"
 

@@ -28,8 +28,15 @@ from pagekit import TIMEOUT, button, enter, field, readout
 from playwright.sync_api import Page, expect
 
 from lessons import Experiment, Question, WidgetBlock, load_lessons
-from widgets.formatting import COUNT, ITEMS, ITEMS_PER_SECOND, MILLISECONDS, PERCENT, plain_number
 from widgets.model.buckets import PRESETS, BucketConfig
+from widgets.parts.formatting import (
+    COUNT,
+    ITEMS,
+    ITEMS_PER_SECOND,
+    MILLISECONDS,
+    PERCENT,
+    plain_number,
+)
 from widgets.registry import WIDGETS
 
 LOAD_TIMEOUT = 30_000  # ms, for a page (or an embed) to come up

@@ -15,14 +15,17 @@ import panel as pn
 import pytest
 from drive import FakeWall, play, press, reset, step
 
-from widgets.bucket_timeline import CUSTOM, FIELDS, BucketTimeline
+from widgets.bucket_timeline import CUSTOM, BucketTimeline
 from widgets.model.buckets import (
     PRESET_DESCRIPTIONS,
     PRESETS,
     BucketConfig,
     average_rates,
 )
+from widgets.model.settings import setting_names
 from widgets.url_state import settings_from_query
+
+FIELDS = setting_names(BucketConfig)
 
 pn.extension()
 
@@ -362,7 +365,7 @@ def test_editing_backward_time_after_the_embedding_preset_has_an_effect(
     assert lab.preset == CUSTOM
     # The typed value now applies to every layer: 12 · 3 = 36 ms.
     assert value_of(lab, "backward_end") == "36.00 ms"
-    assert lab.config.layer_backward_ms is None
+    assert lab.settings.layer_backward_ms is None
 
 
 def test_editing_gradient_size_after_the_embedding_preset_has_an_effect(
@@ -372,8 +375,8 @@ def test_editing_gradient_size_after_the_embedding_preset_has_an_effect(
     before = value_of(lab, "comm_end")
     type_into(lab, "grad_mb", "50")
     assert value_of(lab, "comm_end") != before
-    assert lab.config.layer_grad_mb is None
-    assert lab.config.layer_backward_ms is not None  # the other profile is untouched
+    assert lab.settings.layer_grad_mb is None
+    assert lab.settings.layer_backward_ms is not None  # the other profile is untouched
 
 
 def test_choosing_custom_keeps_the_settings(lab: BucketTimeline) -> None:
@@ -411,7 +414,7 @@ def test_bucket_cap_overrides_layers_per_bucket_until_cleared(lab: BucketTimelin
     # Every 25 MB layer reaches a 25 MB cap by itself: 12 buckets.
     assert value_of(lab, "buckets") == "12"
     type_into(lab, "bucket_cap_mb", "")
-    assert lab.config.bucket_cap_mb is None
+    assert lab.settings.bucket_cap_mb is None
     assert not alert(lab, "bucket_cap_mb")
     assert value_of(lab, "buckets") == "6"
     # Two layers per bucket: T = 0.7 + 3.5 = 4.2, C = 29.2 (see the sweep test).
@@ -437,11 +440,11 @@ def test_bad_input_shows_an_alert_and_keeps_the_last_valid_readouts(
 ) -> None:
     shown = values(lab)
     texts = {key: lab.readouts[key].text for key in READOUTS}
-    kept = getattr(lab.config, name)
+    kept = getattr(lab.settings, name)
     before = revision(lab)
     type_into(lab, name, bad)
     assert alert(lab, name)
-    assert getattr(lab.config, name) == kept
+    assert getattr(lab.settings, name) == kept
     assert values(lab) == shown
     assert {key: lab.readouts[key].text for key in READOUTS} == texts
     assert revision(lab) == before  # nothing changed, nothing sent
@@ -449,7 +452,7 @@ def test_bad_input_shows_an_alert_and_keeps_the_last_valid_readouts(
     good = "2" if name != "straggler_pct" else "10"
     type_into(lab, name, good)
     assert not alert(lab, name)
-    assert getattr(lab.config, name) == float(good)
+    assert getattr(lab.settings, name) == float(good)
 
 
 @pytest.mark.parametrize(
@@ -502,7 +505,7 @@ def test_sweep_marks_current_and_best(lab: BucketTimeline) -> None:
 def test_use_the_best_setting(lab: BucketTimeline) -> None:
     before = revision(lab)
     press(lab.best_button)
-    assert lab.config.layers_per_bucket == 2
+    assert lab.settings.layers_per_bucket == 2
     assert lab.fields["layers_per_bucket"].input.value == "2"
     assert value_of(lab, "step") == "43.20 ms"
     assert value_of(lab, "buckets") == "6"
@@ -520,7 +523,7 @@ def test_use_the_best_setting_clears_the_cap(lab: BucketTimeline) -> None:
     type_into(lab, "bucket_cap_mb", "100")
     assert lab.best_button.disabled is False  # the cap, not 2 per bucket, is in force
     press(lab.best_button)
-    assert lab.config.bucket_cap_mb is None
+    assert lab.settings.bucket_cap_mb is None
     assert lab.fields["bucket_cap_mb"].input.value == ""
     assert lab.best_button.disabled is True
     assert value_of(lab, "step") == "43.20 ms"
@@ -533,7 +536,7 @@ def test_best_moves_with_the_latency(lab: BucketTimeline) -> None:
     assert lab.best_source.data["y"][0] == pytest.approx(steps.min())
     assert steps[best - 1] == pytest.approx(steps.min())
     press(lab.best_button)
-    assert lab.config.layers_per_bucket == best
+    assert lab.settings.layers_per_bucket == best
     assert lab.schedule.step_time == pytest.approx(steps.min())
 
 
@@ -687,12 +690,12 @@ def bridge_query(lab: BucketTimeline) -> str:
 def test_bridge_link_carries_the_average_rates(lab: BucketTimeline) -> None:
     # Arrival 300 MB / 24 ms = 12.5; service 25 · 8 / (2 · 7) = 14.2857 -> 14.29.
     assert bridge_query(lab) == "/queue-lab?arrival=12.5&service=14.29&initial=0"
-    arrival, service = average_rates(lab.config)
+    arrival, service = average_rates(lab.settings)
     assert (round(arrival, 2), round(service, 2)) == (12.5, 14.29)
     type_into(lab, "straggler_pct", "50")
     type_into(lab, "bandwidth", "50")
     # Arrival 300/36 = 8.333 -> 8.33; service 50 · 8/14 = 28.571 -> 28.57.
-    arrival, service = average_rates(lab.config)
+    arrival, service = average_rates(lab.settings)
     assert bridge_query(lab) == (
         f"/queue-lab?arrival={round(arrival, 2)}&service={round(service, 2)}&initial=0"
     )
@@ -712,7 +715,6 @@ def test_bridge_caps_rates_at_the_queue_labs_bounds(lab: BucketTimeline) -> None
 def test_settings_from_query_good_keys() -> None:
     values_, notices = settings_from_query(
         BucketConfig,
-        FIELDS,
         {
             "layers_per_bucket": [b"4"],
             "bandwidth": ["50"],
@@ -736,15 +738,13 @@ def test_settings_from_query_good_keys() -> None:
 
 
 def test_settings_from_query_empty_cap_means_none() -> None:
-    values_, notices = settings_from_query(BucketConfig, FIELDS, {"bucket_cap_mb": [b""]})
+    values_, notices = settings_from_query(BucketConfig, {"bucket_cap_mb": [b""]})
     assert values_ == {}
     assert notices == []
 
 
 def test_settings_from_query_ignores_unknown_keys() -> None:
-    values_, notices = settings_from_query(
-        BucketConfig, FIELDS, {"n_layers": [b"6"], "bandwidth": [b"5"]}
-    )
+    values_, notices = settings_from_query(BucketConfig, {"n_layers": [b"6"], "bandwidth": [b"5"]})
     assert values_ == {"bandwidth": 5.0}
     assert len(notices) == 1
     assert notices[0].startswith("Ignored unknown setting “n_layers” (known: ")
@@ -765,7 +765,7 @@ def test_settings_from_query_ignores_unknown_keys() -> None:
     ],
 )
 def test_settings_from_query_ignores_invalid_values(query: dict, notice: str) -> None:
-    values_, notices = settings_from_query(BucketConfig, FIELDS, query)
+    values_, notices = settings_from_query(BucketConfig, query)
     assert values_ == {}
     assert len(notices) == 1
     assert notices[0].startswith(notice)

@@ -12,8 +12,6 @@ from widgets.url_state import settings_from_query
 
 pn.extension()
 
-QUEUE_LAB_KEYS = {"arrival": "items/s", "service": "items/s", "initial": "items"}
-
 
 @pytest.fixture
 def lab() -> QueueLab:
@@ -58,10 +56,10 @@ def test_starts_at_the_draining_experiment(lab: QueueLab) -> None:
     assert list(lab.edit_source.data["x"]) == []
     assert lab.prediction_source.data == {"x": [], "y": [], "what": []}
     assert lab.actual_source.data == {"x": [], "y": [], "what": []}
-    assert lab.arrival_field.input.value == "2"
-    assert lab.service_field.input.value == "3"
-    assert lab.initial_field.input.value == "4"
-    assert lab.drain_field.input.value == ""
+    assert lab.fields["arrival"].input.value == "2"
+    assert lab.fields["service"].input.value == "3"
+    assert lab.fields["initial"].input.value == "4"
+    assert lab.fields["predicted_drain_time"].input.value == ""
     assert lab.time_control.play_button.label == "Play"
     driver = lab.playhead.driver.data
     assert driver["anchor"] == [0.0]
@@ -80,10 +78,10 @@ def test_readout_texts_start_with_their_number(lab: QueueLab) -> None:
 
 
 def test_controls_are_labelled_from_the_parameters(lab: QueueLab) -> None:
-    assert lab.arrival_field.input.label == "Arrival rate"
-    assert lab.service_field.input.label == "Service rate"
-    assert lab.initial_field.input.label == "Initial items"
-    assert lab.drain_field.input.label == "Predicted drain time"
+    assert lab.fields["arrival"].input.label == "Arrival rate"
+    assert lab.fields["service"].input.label == "Service rate"
+    assert lab.fields["initial"].input.label == "Initial items"
+    assert lab.fields["predicted_drain_time"].input.label == "Predicted drain time"
     assert [
         b.label
         for b in (
@@ -116,7 +114,7 @@ def test_draining_experiment_by_step(lab: QueueLab) -> None:
 
 
 def test_growing_experiment_from_a_fresh_reset(lab: QueueLab) -> None:
-    type_into(lab.arrival_field, "4")
+    type_into(lab.fields["arrival"], "4")
     reset(lab)
     assert ">+1.00 items/s<" in lab.rate_div.text
     assert "The queue grows." in lab.rate_div.text
@@ -152,8 +150,8 @@ def test_step_until_the_horizon_disables_play_and_step(lab: QueueLab) -> None:
 
 def test_mid_run_edit_at_t2(lab: QueueLab) -> None:
     step(lab, 4)
-    type_into(lab.arrival_field, "4")
-    assert lab.model.arrival == 4.0
+    type_into(lab.fields["arrival"], "4")
+    assert lab.settings.arrival == 4.0
     assert lab.clock.elapsed == 2.0
     assert ">2.00 s<" in lab.elapsed_div.text
     assert ">2.00 items<" in lab.length_div.text
@@ -174,7 +172,7 @@ def test_mid_run_edit_at_t2(lab: QueueLab) -> None:
 
 def test_mid_run_edit_of_service(lab: QueueLab) -> None:
     step(lab, 4)
-    type_into(lab.service_field, "4")
+    type_into(lab.fields["service"], "4")
     assert ">q(t) = max(0, 2.00 − 2.00 × (t − 2.00))<" in lab.formula_div.text
     assert list(lab.run_source.data["x"]) == [0.0, 2.0, 3.0, 20.0]
     assert list(lab.run_source.data["y"]) == [4.0, 2.0, 0.0, 0.0]
@@ -184,17 +182,17 @@ def test_mid_run_edit_of_service(lab: QueueLab) -> None:
 
 def test_reset_clears_history_and_keeps_controls(lab: QueueLab) -> None:
     step(lab, 4)
-    type_into(lab.arrival_field, "4")
-    type_into(lab.drain_field, "4")
+    type_into(lab.fields["arrival"], "4")
+    type_into(lab.fields["predicted_drain_time"], "4")
     reset(lab)
     assert ">0.00 s<" in lab.elapsed_div.text
     assert ">4.00 items<" in lab.length_div.text
     assert ">q(t) = max(0, 4.00 + 1.00 × (t − 0.00))<" in lab.formula_div.text
     assert list(lab.edit_source.data["x"]) == []
-    assert lab.arrival_field.input.value == "4"
-    assert lab.service_field.input.value == "3"
-    assert lab.initial_field.input.value == "4"
-    assert lab.drain_field.input.value == ""
+    assert lab.fields["arrival"].input.value == "4"
+    assert lab.fields["service"].input.value == "3"
+    assert lab.fields["initial"].input.value == "4"
+    assert lab.fields["predicted_drain_time"].input.value == ""
     assert lab.prediction_source.data == {"x": [], "y": [], "what": []}
     assert lab.actual_source.data == {"x": [], "y": [], "what": []}
 
@@ -203,7 +201,7 @@ def test_reset_clears_history_and_keeps_controls(lab: QueueLab) -> None:
 
 
 def test_initial_items_at_zero_apply_at_once(lab: QueueLab) -> None:
-    type_into(lab.initial_field, "6")
+    type_into(lab.fields["initial"], "6")
     assert ">6.00 items<" in lab.length_div.text
     assert list(lab.run_source.data["y"]) == [6.0, 0.0, 0.0]
     assert lab.initial_note.object == ""
@@ -211,8 +209,8 @@ def test_initial_items_at_zero_apply_at_once(lab: QueueLab) -> None:
 
 def test_initial_items_later_apply_at_reset(lab: QueueLab) -> None:
     step(lab, 2)
-    type_into(lab.initial_field, "8")
-    assert lab.model.initial == 8.0
+    type_into(lab.fields["initial"], "8")
+    assert lab.settings.initial == 8.0
     assert ">3.00 items<" in lab.length_div.text
     assert "Initial items 8 applies at the next Reset." in lab.initial_note.object
     assert 'role="status"' in lab.initial_note.object
@@ -225,9 +223,9 @@ def test_initial_items_later_apply_at_reset(lab: QueueLab) -> None:
 # --- bad input -------------------------------------------------------------------------------
 
 FIELDS = [
-    ("arrival_field", "arrival", 2.0),
-    ("service_field", "service", 3.0),
-    ("initial_field", "initial", 4.0),
+    ("arrival", "arrival", 2.0),
+    ("service", "service", 3.0),
+    ("initial", "initial", 4.0),
 ]
 
 
@@ -236,17 +234,17 @@ FIELDS = [
 def test_bad_input_shows_a_message_and_keeps_the_last_valid_value(
     lab: QueueLab, field_name: str, param_name: str, kept: float, bad: str
 ) -> None:
-    field = getattr(lab, field_name)
+    field = lab.fields[field_name]
     formula = lab.formula_div.text.split("</span>", 1)[1]  # past the per-render id
     before = revision(lab)
     type_into(field, bad)
     assert 'role="alert"' in field.message.object
-    assert getattr(lab.model, param_name) == kept
+    assert getattr(lab.settings, param_name) == kept
     assert lab.formula_div.text.split("</span>", 1)[1] == formula
     assert revision(lab) == before  # nothing changed, nothing sent
     type_into(field, "5")
     assert 'role="alert"' not in field.message.object
-    assert getattr(lab.model, param_name) == 5.0
+    assert getattr(lab.settings, param_name) == 5.0
 
 
 @pytest.mark.parametrize(
@@ -261,49 +259,49 @@ def test_bad_input_shows_a_message_and_keeps_the_last_valid_value(
     ],
 )
 def test_bad_arrival_messages(lab: QueueLab, bad: str, says: str) -> None:
-    type_into(lab.arrival_field, bad)
-    assert says in lab.arrival_field.message.object
+    type_into(lab.fields["arrival"], bad)
+    assert says in lab.fields["arrival"].message.object
 
 
 def test_bad_initial_items_message(lab: QueueLab) -> None:
-    type_into(lab.initial_field, "1e99")
-    assert "Initial items must be 0 to 100000 items." in lab.initial_field.message.object
-    assert lab.model.initial == 4.0
+    type_into(lab.fields["initial"], "1e99")
+    assert "Initial items must be 0 to 100000 items." in lab.fields["initial"].message.object
+    assert lab.settings.initial == 4.0
 
 
 def test_good_value_after_bad_clears_the_message(lab: QueueLab) -> None:
-    hint = lab.arrival_field.message.object
+    hint = lab.fields["arrival"].message.object
     assert 'role="alert"' not in hint
-    type_into(lab.arrival_field, "abc")
-    type_into(lab.arrival_field, "2")  # the model's value: no change, message still clears
-    assert lab.arrival_field.message.object == hint
-    type_into(lab.arrival_field, "-3")
-    type_into(lab.arrival_field, "2,5")  # a decimal comma is accepted
-    assert lab.arrival_field.message.object == hint
-    assert lab.model.arrival == 2.5
+    type_into(lab.fields["arrival"], "abc")
+    type_into(lab.fields["arrival"], "2")  # the model's value: no change, message still clears
+    assert lab.fields["arrival"].message.object == hint
+    type_into(lab.fields["arrival"], "-3")
+    type_into(lab.fields["arrival"], "2,5")  # a decimal comma is accepted
+    assert lab.fields["arrival"].message.object == hint
+    assert lab.settings.arrival == 2.5
     assert ">−0.50 items/s<" in lab.rate_div.text
 
 
 def test_empty_prediction_means_no_prediction(lab: QueueLab) -> None:
-    type_into(lab.drain_field, "4")
-    type_into(lab.drain_field, "")
-    assert lab.model.predicted_drain_time is None
-    assert 'role="alert"' not in lab.drain_field.message.object
+    type_into(lab.fields["predicted_drain_time"], "4")
+    type_into(lab.fields["predicted_drain_time"], "")
+    assert lab.settings.predicted_drain_time is None
+    assert 'role="alert"' not in lab.fields["predicted_drain_time"].message.object
     assert lab.prediction_source.data == {"x": [], "y": [], "what": []}
 
 
 def test_bad_prediction_is_refused(lab: QueueLab) -> None:
-    type_into(lab.drain_field, "4")
-    type_into(lab.drain_field, "-2")
-    assert 'role="alert"' in lab.drain_field.message.object
-    assert lab.model.predicted_drain_time == 4.0
+    type_into(lab.fields["predicted_drain_time"], "4")
+    type_into(lab.fields["predicted_drain_time"], "-2")
+    assert 'role="alert"' in lab.fields["predicted_drain_time"].message.object
+    assert lab.settings.predicted_drain_time == 4.0
 
 
 # --- predictions -----------------------------------------------------------------------------
 
 
 def test_drain_prediction_spot_on(lab: QueueLab) -> None:
-    type_into(lab.drain_field, "4")
+    type_into(lab.fields["predicted_drain_time"], "4")
     assert lab.prediction_source.data == {
         "x": [4.0],
         "y": [0.0],
@@ -326,7 +324,7 @@ def test_drain_prediction_spot_on(lab: QueueLab) -> None:
 
 
 def test_drain_prediction_off_by(lab: QueueLab) -> None:
-    type_into(lab.drain_field, "3")
+    type_into(lab.fields["predicted_drain_time"], "3")
     step(lab, 8)
     assert lab.drain_outcome.visible is True
     assert "Your prediction: 3.00 s (off by +1.00 s)." in lab.drain_outcome.text
@@ -334,8 +332,8 @@ def test_drain_prediction_off_by(lab: QueueLab) -> None:
 
 
 def test_drain_prediction_when_the_queue_never_drains(lab: QueueLab) -> None:
-    type_into(lab.arrival_field, "4")
-    type_into(lab.drain_field, "5")
+    type_into(lab.fields["arrival"], "4")
+    type_into(lab.fields["predicted_drain_time"], "5")
     assert lab.actual_source.data == {"x": [], "y": [], "what": []}
     step(lab, 39)
     assert lab.drain_outcome.visible is False
@@ -346,8 +344,8 @@ def test_drain_prediction_when_the_queue_never_drains(lab: QueueLab) -> None:
 
 
 def test_length_prediction(lab: QueueLab) -> None:
-    type_into(lab.time_field, "3")
-    type_into(lab.length_field, "1.5")
+    type_into(lab.fields["prediction_time"], "3")
+    type_into(lab.fields["predicted_length"], "1.5")
     assert lab.prediction_source.data == {
         "x": [3.0],
         "y": [1.5],
@@ -364,7 +362,7 @@ def test_length_prediction(lab: QueueLab) -> None:
 
 
 def test_revealed_sources_follow_the_playhead(lab: QueueLab) -> None:
-    type_into(lab.drain_field, "4")
+    type_into(lab.fields["predicted_drain_time"], "4")
     shown_run = lab.playhead._reveals[0].shown
     shown_actual = lab.playhead._reveals[1].shown
     step(lab, 3)
@@ -414,7 +412,7 @@ def test_step_while_playing_pauses_and_steps(lab: QueueLab, wall: FakeWall) -> N
 def test_edit_while_playing_keeps_time(lab: QueueLab, wall: FakeWall) -> None:
     play(lab)
     wall.t += 2.0
-    type_into(lab.arrival_field, "4")
+    type_into(lab.fields["arrival"], "4")
     assert lab.clock.playing is True
     assert lab.clock.elapsed == 2.0
     assert ">q(t) = max(0, 2.00 + 1.00 × (t − 2.00))<" in lab.formula_div.text
@@ -470,13 +468,13 @@ def test_driver_revision_changes_on_every_action(lab: QueueLab, wall: FakeWall) 
     changed()
     play(lab)
     changed()
-    type_into(lab.arrival_field, "4")
+    type_into(lab.fields["arrival"], "4")
     changed()
-    type_into(lab.service_field, "5")
+    type_into(lab.fields["service"], "5")
     changed()
-    type_into(lab.initial_field, "7")
+    type_into(lab.fields["initial"], "7")
     changed()
-    type_into(lab.drain_field, "3")
+    type_into(lab.fields["predicted_drain_time"], "3")
     changed()
     reset(lab)
     changed()
@@ -491,24 +489,20 @@ def test_driver_revision_changes_on_every_action(lab: QueueLab, wall: FakeWall) 
 
 def test_settings_from_query_good_keys() -> None:
     values, notices = settings_from_query(
-        FluidQueue, QUEUE_LAB_KEYS, {"arrival": [b"4"], "service": [b"3"], "initial": [b"0.5"]}
+        FluidQueue, {"arrival": [b"4"], "service": [b"3"], "initial": [b"0.5"]}
     )
     assert values == {"arrival": 4.0, "service": 3.0, "initial": 0.5}
     assert notices == []
 
 
 def test_settings_from_query_takes_the_last_value_and_str_values() -> None:
-    values, notices = settings_from_query(
-        FluidQueue, QUEUE_LAB_KEYS, {"arrival": [b"1", b"4"], "service": ["2,5"]}
-    )
+    values, notices = settings_from_query(FluidQueue, {"arrival": [b"1", b"4"], "service": ["2,5"]})
     assert values == {"arrival": 4.0, "service": 2.5}
     assert notices == []
 
 
 def test_settings_from_query_ignores_unknown_keys() -> None:
-    values, notices = settings_from_query(
-        FluidQueue, QUEUE_LAB_KEYS, {"speed": [b"9"], "arrival": [b"4"]}
-    )
+    values, notices = settings_from_query(FluidQueue, {"speed": [b"9"], "arrival": [b"4"]})
     assert values == {"arrival": 4.0}
     assert notices == ["Ignored unknown setting “speed” (known: arrival, initial, service)."]
 
@@ -526,7 +520,7 @@ def test_settings_from_query_ignores_unknown_keys() -> None:
     ],
 )
 def test_settings_from_query_ignores_invalid_values(query: dict, notice: str) -> None:
-    values, notices = settings_from_query(FluidQueue, QUEUE_LAB_KEYS, query)
+    values, notices = settings_from_query(FluidQueue, query)
     assert values == {}
     assert len(notices) == 1
     assert notices[0].startswith(notice)
@@ -534,11 +528,11 @@ def test_settings_from_query_ignores_invalid_values(query: dict, notice: str) ->
 
 def test_query_settings_preset_the_lab() -> None:
     values, _ = settings_from_query(
-        FluidQueue, QUEUE_LAB_KEYS, {"arrival": [b"4"], "initial": [b"0"], "bogus": [b"1"]}
+        FluidQueue, {"arrival": [b"4"], "initial": [b"0"], "bogus": [b"1"]}
     )
     lab = QueueLab(**values)
-    assert lab.arrival_field.input.value == "4"
-    assert lab.initial_field.input.value == "0"
+    assert lab.fields["arrival"].input.value == "4"
+    assert lab.fields["initial"].input.value == "0"
     assert ">0.00 items<" in lab.length_div.text
     assert ">q(t) = max(0, 0.00 + 1.00 × (t − 0.00))<" in lab.formula_div.text
 
@@ -546,13 +540,13 @@ def test_query_settings_preset_the_lab() -> None:
 def test_the_y_axis_follows_the_run_so_far_not_the_whole_run(lab: QueueLab) -> None:
     y = lab.figure.y_range
     reset(lab)
-    type_into(lab.arrival_field, "4")  # grows by 1 item/s from 4: 24 items at 20 s
+    type_into(lab.fields["arrival"], "4")  # grows by 1 item/s from 4: 24 items at 20 s
     # Only q(0) = 4 has happened: ceil(4 × 1.12) = 5, with 4 % below zero for markers.
     assert (y.start, y.end) == (pytest.approx(-0.2), 5.0)
     step(lab, 12)  # t = 6 s, q = 10: ceil(11.2) = 12
     assert y.end == 12.0
     reset(lab)
     assert y.end == 5.0
-    type_into(lab.time_field, "10")
-    type_into(lab.length_field, "30")  # a prediction stays on screen: ceil(33.6) = 34
+    type_into(lab.fields["prediction_time"], "10")
+    type_into(lab.fields["predicted_length"], "30")  # a prediction stays on screen: ceil(33.6) = 34
     assert y.end == 34.0

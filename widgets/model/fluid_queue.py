@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
-from .settings import setting
+from .settings import entry, setting
 from .timeline import Clock, PiecewiseLinearSeries
 
 RATE_BOUNDS = (0.0, 1000.0)
@@ -102,6 +102,7 @@ class FluidQueue(param.Parameterized):
         bounds=(0.0, 100000.0),
         label="Predicted drain time",
         doc="Your prediction of when the queue first empties, in seconds.",
+        metadata=entry("s", hint="Seconds; checked when the queue empties."),
     )
     prediction_time = param.Number(
         default=None,
@@ -109,6 +110,7 @@ class FluidQueue(param.Parameterized):
         bounds=(0.0, 100000.0),
         label="Prediction time",
         doc="The time at which you predict the queue length, in seconds.",
+        metadata=entry("s", hint="Seconds from 0."),
     )
     predicted_length = param.Number(
         default=None,
@@ -116,6 +118,7 @@ class FluidQueue(param.Parameterized):
         bounds=(0.0, 1e9),
         label="Predicted length",
         doc="Your prediction of the queue length at the prediction time, in items.",
+        metadata=entry("items", hint="Items at that time."),
     )
 
     def __init__(self, clock: Clock | None = None, **params):

@@ -15,12 +15,21 @@ _SETTING = "setting"
 
 
 def setting(unit: str = "", hint: str | None = None) -> dict:
-    """The ``metadata`` that makes a parameter a user-facing setting.
+    """The ``metadata`` that makes a parameter a user-facing setting (and a URL key).
 
     ``unit`` is shown after values and bounds (``"items/s"``); ``hint`` replaces
     the bounds as the line under the field when the bounds alone say too little.
     """
     return {_SETTING: True, "unit": unit, "hint": hint}
+
+
+def entry(unit: str = "", hint: str | None = None) -> dict:
+    """The ``metadata`` of a field a learner types into that is not a setting.
+
+    A prediction, for example: it has a unit and a hint, but a link does not
+    carry it.
+    """
+    return {"unit": unit, "hint": hint}
 
 
 def is_setting(p: param.Parameter) -> bool:

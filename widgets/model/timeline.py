@@ -209,10 +209,42 @@ class Intervals:
             self.start[sel], self.end[sel], self.lane[sel], self.label[sel], self.kind[sel]
         )
 
-    def revealed(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end of each interval as far as it has happened by time ``t``.
+    def revealed(self, t: float) -> Intervals:
+        """The intervals as far as they have happened by time ``t`` (see ``revealed_spans``)."""
+        keep, end = revealed_spans(self.start, self.end, t)
+        return Intervals(self.start[keep], end, self.lane[keep], self.label[keep], self.kind[keep])
 
-        Intervals that have not begun come back with zero length at their start.
-        """
-        end = np.clip(self.end, self.start, np.maximum(self.start, t))
-        return self.start, end
+
+# ---------------------------------------------------------------------------
+# The reveal rule: what a playhead at time t shows. The browser's copy of these
+# three rules (parts/playhead_rules.js) is checked against them in Chromium.
+# ---------------------------------------------------------------------------
+
+
+def revealed_polyline(
+    x: np.typing.ArrayLike, y: np.typing.ArrayLike, t: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The part of a polyline up to time ``t``, ending exactly at ``t``.
+
+    Vertices strictly before ``t`` are kept and one vertex is added at ``t``
+    (interpolated, held at the ends); before the first vertex nothing shows.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if len(x) == 0 or t < x[0]:
+        return np.array([]), np.array([])
+    keep = x < t
+    return np.append(x[keep], t), np.append(y[keep], np.interp(t, x, y))
+
+
+def revealed_points(x: np.typing.ArrayLike, t: float) -> np.ndarray:
+    """Which points have been reached by time ``t`` (``x <= t``)."""
+    return np.asarray(x, float) <= t
+
+
+def revealed_spans(
+    start: np.typing.ArrayLike, end: np.typing.ArrayLike, t: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which spans have begun by ``t`` (``start < t``) and their ends cut at ``t``."""
+    start, end = np.asarray(start, float), np.asarray(end, float)
+    keep = start < t
+    return keep, np.minimum(end[keep], t)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import panel as pn
 
-from .model.timeline import Clock
+from ..model.timeline import Clock
 
 _REFOCUS_JS = """
 if (!btn.__pressed) return;

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 import panel as pn
 from bokeh.embed import server_document
 from bokeh.models import Div
 
+from ..model.settings import setting_names
+from ..registry import WidgetSpec
 from . import theme
-from .registry import WidgetSpec
 
 _COPY_JS = """
 // Write into the live region the status already has, so screen readers announce it.
@@ -32,27 +34,25 @@ if (navigator.clipboard && window.isSecureContext) {
 """
 
 
-def server_origin() -> str:
-    """``http://host:port`` of this server as the browser reached it."""
-    ctx = getattr(pn.state.curdoc, "session_context", None)
-    request = getattr(ctx, "request", None)
-    headers = getattr(request, "headers", None) or {}
-    host = headers.get("Host") or "localhost:5006"
-    proto = headers.get("X-Forwarded-Proto") or "http"
-    return f"{proto}://{host}"
-
-
 class ShareBar(pn.viewable.Viewer):
     """A link to the current settings, kept up to date, with copy and embed snippets.
 
-    With ``sync_location`` the page's own URL follows the settings as well, so
-    the address bar is always a link to what is on screen.
+    ``origin`` is the server as the browser reached it (``http://host:port``);
+    the page that knows the request passes it. ``on_query``, if given, gets the
+    query string after every change (a widget's own page puts it in the
+    address bar, so the address bar is always a link to what is on screen).
     """
 
-    def __init__(self, spec: WidgetSpec, view, sync_location: bool = False):
+    def __init__(
+        self,
+        spec: WidgetSpec,
+        view,
+        origin: str,
+        on_query: Callable[[str], None] | None = None,
+    ):
         super().__init__()
-        self.spec, self.view, self.sync_location = spec, view, sync_location
-        self.origin = server_origin()
+        self.spec, self.view, self.on_query = spec, view, on_query
+        self.origin = origin
         self.link = pn.widgets.TextInput(
             label="Link to these settings", sizing_mode="stretch_width", value=""
         )
@@ -87,7 +87,7 @@ class ShareBar(pn.viewable.Viewer):
         self.copy_button.js_on_click(
             args={"field": self.link, "status": self.copy_status}, code=_COPY_JS
         )
-        view.settings.param.watch(lambda *_: self.update(), list(spec.units))
+        view.settings.param.watch(lambda *_: self.update(), setting_names(view.settings))
         if hasattr(view, "param") and "preset" in view.param:
             view.param.watch(lambda *_: self.update(), "preset")
         self.update()
@@ -108,8 +108,8 @@ class ShareBar(pn.viewable.Viewer):
         self.script_code.value = server_document(
             f"{self.origin}/{self.spec.name}", arguments=values
         ).strip()
-        if self.sync_location and pn.state.location is not None:
-            pn.state.location.search = f"?{query}" if query else ""
+        if self.on_query is not None:
+            self.on_query(query)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return pn.Column(

@@ -18,36 +18,35 @@ import numpy as np
 from bokeh.models import ColumnDataSource, CustomJS, Div, Range1d, Span
 from bokeh.plotting import figure as Figure
 
+from ..model.timeline import Clock, revealed_points, revealed_polyline, revealed_spans
 from .formatting import VALUE_SLOT, Quantity
-from .model.timeline import Clock
 
-_SCRIPT = (Path(__file__).with_name("playhead.js")).read_text()
+_HERE = Path(__file__).parent
+#: The browser's copy of the rules, then the script that drives them.
+RULES_JS = (_HERE / "playhead_rules.js").read_text()
+_SCRIPT = RULES_JS + (_HERE / "playhead.js").read_text()
 AUTOSCALE_HEADROOM = 1.12
 #: Below zero by this share of the top, so markers at zero are drawn whole.
 AUTOSCALE_FOOT = 0.04
 _revision = itertools.count(1)
 
 
-def reveal_polyline(x: np.ndarray, y: np.ndarray, t: float) -> dict:
-    """The part of a polyline up to time ``t``, ending exactly at ``t``."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if len(x) == 0 or t < x[0]:
-        return {"x": [], "y": []}
-    keep = x < t
-    return {
-        "x": np.append(x[keep], t).tolist(),
-        "y": np.append(y[keep], np.interp(t, x, y)).tolist(),
-    }
+def _rows(data: dict, keep: np.ndarray) -> dict:
+    return {k: [v for v, kept in zip(vals, keep, strict=True) if kept] for k, vals in data.items()}
 
 
-def reveal_rows(data: dict, t: float, key: str, clip: str | None = None) -> dict:
-    """Rows whose ``key`` column has been reached by ``t``; ``clip`` is cut at ``t``."""
-    col = np.asarray(data[key], float)
-    keep = col <= t if clip is None else col < t
-    out = {k: [v for v, k_ in zip(vals, keep, strict=True) if k_] for k, vals in data.items()}
-    if clip is not None:
-        out[clip] = [min(v, t) for v in out[clip]]
-    return out
+def revealed_data(kind: str, full: dict, t: float) -> dict:
+    """What a reveal of ``kind`` shows of the columns ``full`` at time ``t``.
+
+    The rules themselves are the model's (``widgets.model.timeline``).
+    """
+    if kind == "polyline":
+        x, y = revealed_polyline(full["x"], full["y"], t)
+        return {"x": x.tolist(), "y": y.tolist()}
+    if kind == "points":
+        return _rows(full, revealed_points(full["x"], t))
+    keep, end = revealed_spans(full["left"], full["right"], t)
+    return {**_rows(full, keep), "right": end.tolist()}
 
 
 @dataclass
@@ -179,12 +178,7 @@ class Playhead:
         for span in self._spans:
             span.location = t
         for r in self._reveals:
-            if r.kind == "polyline":
-                r.shown.data = reveal_polyline(r.full.data["x"], r.full.data["y"], t)
-            elif r.kind == "points":
-                r.shown.data = reveal_rows(dict(r.full.data), t, "x")
-            else:
-                r.shown.data = reveal_rows(dict(r.full.data), t, "left", clip="right")
+            r.shown.data = revealed_data(r.kind, dict(r.full.data), t)
         for r in self._readouts:
             if r.series is not None:
                 value = float(np.interp(t, r.series.data["x"], r.series.data["y"]))

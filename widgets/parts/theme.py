@@ -21,6 +21,14 @@ YELLOW = "#F0E442"
 INK = "#1f2328"
 MUTED = "#57606a"
 GRID = "#e6e8eb"
+LINK = "#0b5cad"
+BORDER = "#d0d7de"
+PAGE_BACKGROUND = "#f6f8fa"
+CODE_BACKGROUND = "#eff1f3"
+NOTICE_BACKGROUND = "#fff8c5"
+NOTICE_BORDER = "#d4a72c"
+ERROR = "#a40e26"
+FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
 
 #: Distinct fills for up to eight buckets, in a colour-blind-safe order.
 CATEGORY = [BLUE, ORANGE, GREEN, PURPLE, SKY, VERMILLION, YELLOW, "#999999"]
@@ -41,11 +49,45 @@ READOUT_CSS = f"""
 """
 
 PAGE_CSS = f"""
-.ol-error {{ color: #a40e26; font-size: 13px; font-weight: 600; }}
+.ol-error {{ color: {ERROR}; font-size: 13px; font-weight: 600; }}
 .ol-hint {{ color: {MUTED}; font-size: 12.5px; }}
-.ol-card {{ border: 1px solid #d0d7de; border-radius: 8px; background: #ffffff; }}
-h2.ol-title, h3.ol-title {{ margin: 0; font: 600 16px/1.3 system-ui, -apple-system, "Segoe UI",
-  Roboto, sans-serif; color: {INK}; }}
+.ol-card {{ border: 1px solid {BORDER}; border-radius: 8px; background: #ffffff; }}
+h2.ol-title, h3.ol-title {{ margin: 0; font: 600 16px/1.3 {FONT}; color: {INK}; }}
+.ol-notice {{ background: {NOTICE_BACKGROUND}; border: 1px solid {NOTICE_BORDER};
+  border-radius: 6px; padding: 6px 10px; font: 14px/1.4 {FONT}; color: {INK}; margin: 2px 0; }}
+.ol-description p {{ margin: 2px 0 0 0; font: 14px/1.5 {FONT}; color: {INK}; }}
+"""
+
+#: The page around the widgets: body, title header.
+FRAME_CSS = f"""
+body {{ margin: 0; background: {PAGE_BACKGROUND}; }}
+.ol-page {{ max-width: 1280px; margin: 0 auto; }}
+"""
+HEADER_CSS = f"""
+.ol-header h1 {{ font: 600 22px/1.25 {FONT}; margin: 0 0 2px 0; color: {INK}; }}
+.ol-header p {{ margin: 0; color: {MUTED}; font: 14px/1.4 {FONT}; }}
+.ol-header a {{ color: {LINK}; }}
+"""
+#: Lesson prose and self-check questions.
+PROSE_CSS = f"""
+:host {{ font: 16px/1.6 {FONT}; color: {INK}; }}
+h2 {{ font-size: 21px; margin: 22px 0 6px 0; }}
+h3 {{ font-size: 17px; margin: 16px 0 4px 0; }}
+code {{ background: {CODE_BACKGROUND}; color: {INK} !important; padding: 1px 4px;
+  border-radius: 4px; font-size: 14px; }}
+a {{ color: {LINK}; }}
+.ol-question {{ border: 1px solid {BORDER}; border-left: 4px solid {PURPLE}; border-radius: 6px;
+  padding: 8px 12px; background: #fff; }}
+.ol-question p {{ margin: 4px 0; }}
+.ol-question summary {{ cursor: pointer; color: {LINK}; font-weight: 600; padding: 4px 0; }}
+.ol-question summary:focus-visible {{ outline: 3px solid {BLUE}; outline-offset: 2px; }}
+.ol-answer {{ border-top: 1px solid {GRID}; margin-top: 4px; padding-top: 4px; }}
+"""
+#: The index's lists of lessons and widgets.
+INDEX_CSS = f"""
+.ol-list {{ font: 16px/1.6 {FONT}; padding-left: 1.2em; margin: 0 0 12px 0; }}
+h2 {{ font: 600 18px {FONT}; margin: 12px 0 4px 0; }}
+a {{ color: {LINK}; }}
 """
 
 

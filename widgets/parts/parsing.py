@@ -1,0 +1,55 @@
+"""Text a person typed (or put in a URL) turned into a setting's value, or a message for them.
+
+Pure Python: the lesson checker and the registry use it without Panel or Bokeh.
+"""
+
+from __future__ import annotations
+
+import math
+
+import param
+
+from ..model.settings import unit_of
+from .formatting import plain_number
+
+
+def bounds_text(p: param.Number) -> str:
+    """``"0 to 1000 items/s"`` for a parameter's bounds and unit."""
+    lo, hi = p.bounds if p.bounds else (None, None)
+    unit = unit_of(p)
+    unit = f" {unit}" if unit else ""
+    if lo is not None and hi is not None:
+        return f"{plain_number(lo)} to {plain_number(hi)}{unit}"
+    if lo is not None:
+        return f"at least {plain_number(lo)}{unit}"
+    if hi is not None:
+        return f"at most {plain_number(hi)}{unit}"
+    return unit.strip()
+
+
+def parse_number(text: str, p: param.Parameter) -> float | int | None:
+    """Parse what a person typed for parameter ``p``; raise ValueError with a message for them.
+
+    Accepts a decimal comma. Empty text means "no value" where the parameter
+    allows None. The result is within the parameter's bounds.
+    """
+    raw = text.strip().replace(",", ".")
+    if raw == "":
+        if p.allow_None:
+            return None
+        raise ValueError(f"{p.label} needs a number ({bounds_text(p)}).")
+    try:
+        value = float(raw)
+    except ValueError:
+        shown = text.strip()[:20]
+        raise ValueError(f"“{shown}” is not a number. Enter {bounds_text(p)}.") from None
+    if not math.isfinite(value):
+        raise ValueError(f"Enter a finite number ({bounds_text(p)}).")
+    if isinstance(p, param.Integer):
+        if value != int(value):
+            raise ValueError(f"{p.label} must be a whole number ({bounds_text(p)}).")
+        value = int(value)
+    lo, hi = p.bounds if p.bounds else (None, None)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ValueError(f"{p.label} must be {bounds_text(p)}.")
+    return value
