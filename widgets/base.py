@@ -96,7 +96,7 @@ class Widget(pn.viewable.Viewer):
         raise NotImplementedError
 
     def main(self) -> Sequence[pn.viewable.Viewable]:
-        """What the main column holds, in order (the description and export follow)."""
+        """What the main column holds, in order; ``chart_panel`` places the main chart."""
         raise NotImplementedError
 
     def update(self) -> None:
@@ -173,6 +173,27 @@ class Widget(pn.viewable.Viewer):
         """The CSV download's text: readouts, then the widget's table."""
         return csv_text(self.export_readouts(), self.export_columns())
 
+    def chart_panel(self, *below: pn.viewable.Viewable) -> pn.Column:
+        """The main chart, what goes under it (its key), its description and its downloads."""
+        name = self.widget_name
+        self.description.stylesheets = [theme.PAGE_CSS]
+        export = pn.FlexBox(
+            csv_button(f"{name}.csv", self.csv),
+            png_button(self.chart, f"{name}.png"),
+            flex_direction="row",
+            sizing_mode="stretch_width",
+            margin=(4, 0),
+            css_classes=["ol-export"],
+        )
+        return pn.Column(
+            pn.pane.Bokeh(self.chart, sizing_mode="stretch_width"),
+            *below,
+            self.description,
+            export,
+            sizing_mode="stretch_width",
+            margin=0,
+        )
+
     def _description_html(self, text: str) -> str:
         i = self._description_id
         return (
@@ -182,17 +203,8 @@ class Widget(pn.viewable.Viewer):
         )
 
     def __panel__(self) -> pn.viewable.Viewable:
-        name = self.widget_name
-        self.description.stylesheets = [theme.PAGE_CSS]
-        export = pn.Row(
-            csv_button(f"{name}.csv", self.csv),
-            png_button(self.chart, f"{name}.png"),
-            margin=(4, 0),
-            css_classes=["ol-export"],
-        )
         body = layout.widget_layout(
-            layout.controls_card(*self.controls()),
-            layout.main_column(*self.main(), self.description, export),
+            layout.controls_card(*self.controls()), layout.main_column(*self.main())
         )
         items = [self.notices, body]
         if self.share_bar is not None:

@@ -281,8 +281,7 @@ class QueueLab(Widget):
         return [
             layout.readout_row([self.elapsed_div, self.length_div, self.rate_div], basis=140),
             pn.Column(self.formula_div, sizing_mode="stretch_width"),
-            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
-            pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10)),
+            self.chart_panel(pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10))),
             pn.pane.Markdown(LIMITS, sizing_mode="stretch_width"),
         ]
 

@@ -25,7 +25,8 @@ class Quantity:
         """``4.0`` -> ``"4.00 s"``; ``None`` or a non-finite value -> an em dash."""
         if value is None or not math.isfinite(value):
             return "—"
-        value = 0.0 if value == 0 else value  # never print "-0.00"
+        # Never print "-0.00": a value that rounds to zero is shown as zero.
+        value = 0.0 if round(value, self.digits) == 0 else value
         text = f"{value:+.{self.digits}f}" if signed else f"{value:.{self.digits}f}"
         text = text.replace("-", "−")
         return f"{text} {self.unit}" if self.unit else text

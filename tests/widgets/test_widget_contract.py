@@ -1,0 +1,94 @@
+"""What every registered widget does the same way, checked on each of them.
+
+A new widget added to the registry is picked up here without a line changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import panel as pn
+import pytest
+from drive import FakeWall, reset, step
+
+from widgets.base import Widget
+from widgets.model.settings import setting_names
+from widgets.registry import WIDGETS
+
+pn.extension()
+
+NAMES = list(WIDGETS)
+
+
+@pytest.fixture(params=NAMES)
+def view(request) -> Widget:
+    v = WIDGETS[request.param].create()
+    v.clock._wall_clock = FakeWall()
+    return v
+
+
+def test_every_setting_has_a_labelled_control_with_its_unit(view: Widget) -> None:
+    for name in setting_names(view.settings):
+        p = view.settings.param[name]
+        control = view.fields[name]
+        assert control.input.label == p.label
+        assert control.input.description == p.doc
+        assert p.metadata["unit"] in control.hint or p.metadata["hint"] == control.hint
+
+
+def test_apply_loads_settings_as_a_new_run_from_time_zero(view: Widget) -> None:
+    step(view, 3)
+    assert view.clock.elapsed > 0
+    name = setting_names(view.settings)[0]
+    p = view.settings.param[name]
+    new = p.bounds[0] + 1 if p.bounds[0] is not None else p.default + 1
+    view.apply(**{name: new})
+    assert getattr(view.settings, name) == new
+    assert view.clock.elapsed == 0.0
+    assert not view.clock.playing
+
+
+def test_description_is_text_that_follows_the_run(view: Widget) -> None:
+    first = view.description.text
+    assert "What the chart shows" in first
+    assert 'aria-live="polite"' in first
+    step(view, 2)
+    reset(view)
+    assert view.description.text == first  # the same state is described the same way
+
+
+def test_csv_has_readouts_then_a_table(view: Widget) -> None:
+    text = view.csv()
+    lines = text.splitlines()
+    comments = [line for line in lines if line.startswith("# ")]
+    assert comments == lines[: len(comments)]
+    table = list(csv.reader(io.StringIO("\n".join(lines[len(comments) :]))))
+    header, rows = table[0], table[1:]
+    assert header == list(view.export_columns())
+    assert rows and all(len(row) == len(header) for row in rows)
+
+
+def test_notices_are_shown_and_cleared(view: Widget) -> None:
+    assert not view.notices.visible
+    view.show_notices(["Ignored unknown setting “x”."])
+    assert view.notices.visible
+    assert "Ignored unknown setting “x”." in view.notices.object
+    view.show_notices([])
+    assert not view.notices.visible
+
+
+def test_share_bar_link_follows_every_setting(view: Widget) -> None:
+    seen: list[str] = []
+    view.enable_share("http://example.test:5006", seen.append)
+    spec = WIDGETS[view.widget_name]
+    for name in setting_names(view.settings):
+        p = view.settings.param[name]
+        if p.allow_None:
+            continue
+        value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
+        value = min(value, p.default + 1)
+        setattr(view.settings, name, value)
+        assert f"{name}=" in seen[-1]
+    assert view.share_bar.link.value.startswith(f"http://example.test:5006/{spec.name}?")
+    assert view.share_bar.link.value.endswith(seen[-1])
