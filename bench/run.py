@@ -14,25 +14,19 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench.servers import Server, Servers, app_command, attempt, bare_command, running_servers
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 RESULTS = BENCH / "results.json"
 
-STARTUP_TIMEOUT = 60.0  # s, for a server to answer its first request
-STOP_GRACE = 10.0  # s, between SIGTERM and SIGKILL
 PAGE_TIMEOUT = 30_000  # ms, for a page to load and its document to go live
 ACTION_TIMEOUT = 10_000  # ms, for one round trip to show in the page
 PLAY_WINDOW = 3.0  # s of Play per sample
@@ -48,138 +42,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-# --- servers -------------------------------------------------------------------
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def app_command(port: int) -> list[str]:
-    """The real CLI, ``app.cli:main`` (what the ``overlap-lab`` script runs), in this Python."""
-    cli = REPO / "app" / "cli.py"
-    if 'if __name__ == "__main__"' in cli.read_text(encoding="utf-8"):
-        return [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
-    # The same entry point as the console script, without depending on where pip put it.
-    code = "import sys; from app.cli import main; main(sys.argv[1:])"
-    return [sys.executable, "-c", code, "serve", "--port", str(port)]
-
-
-def bare_command(port: int) -> list[str]:
-    return [sys.executable, str(BENCH / "bare_app.py"), "--port", str(port)]
-
-
-@dataclass
-class Server:
-    name: str
-    url: str
-    process: subprocess.Popen
-    log: Path
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def log_text(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-
-def start_server(name: str, command: list[str], port: int, probe: str, tmp: Path) -> Server:
-    """Start a server and wait until ``probe`` answers 200 (bounded)."""
-    log = tmp / f"{name}.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            command,
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    server = Server(name, f"http://localhost:{port}", proc, log)
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{name} exited with {proc.returncode}:\n{server.log_text()}")
-        try:
-            with urllib.request.urlopen(server.url + probe, timeout=2) as response:
-                if response.status == 200:
-                    return server
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            pass
-        time.sleep(0.2)
-    stop_server(server)
-    raise RuntimeError(f"{name} did not answer within {STARTUP_TIMEOUT:.0f} s")
-
-
-def stop_server(server: Server) -> None:
-    proc = server.process
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=STOP_GRACE)
-
-
-MAX_RESTARTS = 3
-
-
-class Servers:
-    """The servers of one run by name; one that dies (something else stopped it) is restarted."""
-
-    def __init__(self, tmp: Path):
-        self.tmp = tmp
-        self.specs: dict[str, tuple[Callable[[int], list[str]], str]] = {}
-        self.live: dict[str, Server] = {}
-        self.notes: list[str] = []
-
-    def start(self, name: str, command: Callable[[int], list[str]], probe: str) -> Server:
-        self.specs[name] = (command, probe)
-        used = {urllib.parse.urlsplit(s.url).port for s in self.live.values()}
-        port = free_port()
-        while port in used:
-            port = free_port()
-        server = start_server(name, command(port), port, probe, self.tmp)
-        self.live[name] = server
-        return server
-
-    def dead(self) -> list[str]:
-        return [n for n, s in self.live.items() if s.process.poll() is not None]
-
-    def __getitem__(self, name: str) -> Server:
-        server = self.live[name]
-        if server.process.poll() is not None:
-            if len(self.notes) >= MAX_RESTARTS:
-                raise RuntimeError(f"{name} keeps exiting:\n{server.log_text()[-3000:]}")
-            self.notes.append(f"{name} exited with {server.process.returncode}; restarted it")
-            print(f"  note: {self.notes[-1]}", file=sys.stderr, flush=True)
-            command, probe = self.specs[name]
-            server = self.start(name, command, probe)
-        return server
-
-    def stop_all(self) -> None:
-        for server in self.live.values():
-            stop_server(server)
-
-
-def attempt(servers: Servers, fn: Callable[[], object]):
-    """``fn()``, run once more if a server died under it (with the server restarted)."""
-    try:
-        return fn()
-    except Exception:
-        if not servers.dead():
-            raise
-    for name in servers.dead():
-        servers[name]
-    return fn()
 
 
 CLOCK_TICK = 1.0 / os.sysconf("SC_CLK_TCK")
@@ -763,8 +625,7 @@ def run(repeats: int, latency_repeats: int) -> dict:
         ),
     ]
     raw: dict = {"play": {t.name: [] for t in targets}, "idle": {}, "latency": {}, "edit_bytes": []}
-    with tempfile.TemporaryDirectory(prefix="overlap-lab-bench-") as tmp:
-        servers = Servers(Path(tmp))
+    with running_servers() as servers:
         try:
             servers.start("app", app_command, "/")
             servers.start("bare", bare_command, "/bare")
@@ -828,13 +689,6 @@ def run(repeats: int, latency_repeats: int) -> dict:
                     browser.close()
         finally:
             raw["notes"] = list(servers.notes)
-            servers.stop_all()
-            for server in servers.live.values():
-                if "Traceback" in server.log_text():
-                    print(
-                        f"warning: {server.name} logged a traceback:\n{server.log_text()[-3000:]}",
-                        file=sys.stderr,
-                    )
     return raw
 
 
