@@ -18,31 +18,27 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from bench.browser import (
+    ACTION_TIMEOUT,
+    button,
+    chromium,
+    flush,
+    open_page,
+    readout,
+    text_field,
+)
 from bench.servers import Server, Servers, app_command, attempt, bare_command, running_servers
+from bench.traffic import wait_quiet
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 RESULTS = BENCH / "results.json"
 
-PAGE_TIMEOUT = 30_000  # ms, for a page to load and its document to go live
-ACTION_TIMEOUT = 10_000  # ms, for one round trip to show in the page
 PLAY_WINDOW = 3.0  # s of Play per sample
-SETTLE_MS = 500  # quiet time before a measurement starts
-QUIET_MS = 500  # an edit is over once nothing arrived for this long
-QUIET_LIMIT_MS = 5_000  # ...or after this long, whatever happens
 CLICK_LIMIT_MS = 1_500  # the same, for the answer to Play
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 
 CLOCK_TICK = 1.0 / os.sysconf("SC_CLK_TCK")
 
@@ -53,125 +49,6 @@ def cpu_seconds(pid: int) -> float:
         stat = fh.read()
     fields = stat[stat.rindex(")") + 2 :].split()  # fields[0] is field 3 (state)
     return (int(fields[11]) + int(fields[12])) * CLOCK_TICK  # utime, stime
-
-
-# --- websocket traffic -----------------------------------------------------------
-
-
-@dataclass
-class Message:
-    """One Bokeh protocol message: a header frame and the frames after it."""
-
-    msgtype: str
-    frames: int = 0
-    size: int = 0
-    content: str = ""  # the start of the content frame (the third), for the record
-
-
-def _header_type(payload) -> str | None:
-    """The msgtype when ``payload`` is a Bokeh message header frame."""
-    if not isinstance(payload, str) or len(payload) > 2000 or '"msgtype"' not in payload:
-        return None
-    try:
-        header = json.loads(payload)
-    except ValueError:
-        return None
-    if isinstance(header, dict) and "msgid" in header and "msgtype" in header:
-        return str(header["msgtype"])
-    return None
-
-
-@dataclass
-class Direction:
-    frames: int = 0
-    size: int = 0
-    messages: list[Message] = field(default_factory=list)
-
-    def add(self, payload) -> None:
-        size = len(payload.encode("utf-8")) if isinstance(payload, str) else len(payload)
-        self.frames += 1
-        self.size += size
-        kind = _header_type(payload)
-        if kind is not None or not self.messages:
-            self.messages.append(Message(kind or "?"))
-        message = self.messages[-1]
-        message.frames += 1
-        message.size += size
-        if message.frames == 3 and isinstance(payload, str):
-            message.content = payload[:200]
-
-
-class Traffic:
-    """Frames and messages on every websocket a page opens (attach before navigating)."""
-
-    def __init__(self, page):
-        self.sent = Direction()
-        self.received = Direction()
-        self.last_received = time.monotonic()
-        page.on("websocket", self._watch)
-
-    def _watch(self, ws) -> None:
-        ws.on("framesent", self._sent)
-        ws.on("framereceived", self._received)
-
-    def _sent(self, payload) -> None:
-        self.sent.add(payload)
-
-    def _received(self, payload) -> None:
-        self.received.add(payload)
-        self.last_received = time.monotonic()
-
-    def reset(self) -> None:
-        self.sent = Direction()
-        self.received = Direction()
-
-
-def flush(page) -> None:
-    """A round trip to the browser, so that events it already raised are dispatched."""
-    page.evaluate("1")
-
-
-def wait_quiet(page, traffic: Traffic, limit_ms: int = QUIET_LIMIT_MS) -> None:
-    """Wait until nothing has arrived for QUIET_MS (at most ``limit_ms``)."""
-    deadline = time.monotonic() + limit_ms / 1000
-    while time.monotonic() < deadline:
-        page.wait_for_timeout(100)
-        if time.monotonic() - traffic.last_received >= QUIET_MS / 1000:
-            return
-
-
-# --- the page --------------------------------------------------------------------
-
-
-def open_page(context, url: str, ready: Callable) -> tuple:
-    """A new page with its traffic recorded, loaded and live; ``ready(page)`` is a locator."""
-    page = context.new_page()
-    traffic = Traffic(page)
-    page.goto(url, timeout=PAGE_TIMEOUT)
-    page.wait_for_function(
-        "() => window.Bokeh !== undefined && Bokeh.documents.length > 0"
-        " && Bokeh.index !== undefined && Object.keys(Bokeh.index).length > 0",
-        timeout=PAGE_TIMEOUT,
-    )
-    ready(page).wait_for(state="visible", timeout=PAGE_TIMEOUT)
-    page.wait_for_function(
-        "() => Bokeh.documents.every(d => d.is_idle === undefined || d.is_idle)",
-        timeout=PAGE_TIMEOUT,
-    )
-    page.wait_for_timeout(SETTLE_MS)
-    return page, traffic
-
-
-def button(page, name: str):
-    return page.get_by_role("button", name=name, exact=True)
-
-
-def readout(page, name: str):
-    return page.get_by_role("status", name=name, exact=True)
-
-
-def text_field(page, label: str):
-    return page.get_by_label(label, exact=True).and_(page.get_by_role("textbox"))
 
 
 # Arms one latency measurement in the page. ``el`` is an element inside the
@@ -604,16 +481,7 @@ def summarize(raw: dict) -> tuple[dict, str]:
 # --- main -------------------------------------------------------------------------
 
 
-def chromium_path() -> str | None:
-    env = os.environ.get("OVERLAP_LAB_CHROMIUM")
-    if env:
-        return env
-    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-
-
 def run(repeats: int, latency_repeats: int) -> dict:
-    from playwright.sync_api import sync_playwright
-
     targets = [
         Target("queue lab", "app", "/queue-lab", lambda p: readout(p, "Elapsed time")),
         Target("bucket timeline", "app", "/bucket-timeline", lambda p: readout(p, "Elapsed time")),
@@ -626,69 +494,57 @@ def run(repeats: int, latency_repeats: int) -> dict:
     ]
     raw: dict = {"play": {t.name: [] for t in targets}, "idle": {}, "latency": {}, "edit_bytes": []}
     with running_servers() as servers:
-        try:
-            servers.start("app", app_command, "/")
-            servers.start("bare", bare_command, "/bare")
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-                try:
-                    context = browser.new_context(viewport={"width": 1280, "height": 900})
-                    # A warm-up load of each route, so the first sample pays no first-use cost.
-                    for server, route in (
-                        ("app", "/queue-lab"),
-                        ("app", "/bucket-timeline"),
-                        ("bare", "/bare"),
-                        ("bare", "/naive"),
-                    ):
-                        page, _ = attempt(
-                            servers,
-                            lambda s=server, r=route: open_page(
-                                context, servers[s].url + r, lambda p: p.locator("body")
-                            ),
-                        )
-                        page.close()
-                    idle_refs = {
-                        "bare app (idle)": ("bare", "/bare", lambda p: p.get_by_role("slider")),
-                        "overlap-lab (idle, queue lab open)": (
-                            "app",
-                            "/queue-lab",
-                            lambda p: button(p, "Play"),
-                        ),
-                    }
-                    raw["idle"] = {name: [] for name in idle_refs}
-                    for i in range(repeats):  # interleaved, so drift hits every case alike
-                        for t in targets:
-                            raw["play"][t.name].append(
-                                attempt(servers, lambda t=t: play_sample(context, servers, t))
-                            )
-                        for name, ref in idle_refs.items():
-                            raw["idle"][name].append(
-                                attempt(
-                                    servers, lambda ref=ref: idle_sample(context, servers, *ref)
-                                )
-                            )
-                        print(f"  play/idle round {i + 1}/{repeats} done", flush=True)
-                    raw["latency"]["bare slider"] = attempt(
-                        servers, lambda: bare_latencies(context, servers["bare"], latency_repeats)
+        servers.start("app", app_command, "/")
+        servers.start("bare", bare_command, "/bare")
+        with chromium() as context:
+            # A warm-up load of each route, so the first sample pays no first-use cost.
+            for server, route in (
+                ("app", "/queue-lab"),
+                ("app", "/bucket-timeline"),
+                ("bare", "/bare"),
+                ("bare", "/naive"),
+            ):
+                page, _ = attempt(
+                    servers,
+                    lambda s=server, r=route: open_page(
+                        context, servers[s].url + r, lambda p: p.locator("body")
+                    ),
+                )
+                page.close()
+            idle_refs = {
+                "bare app (idle)": ("bare", "/bare", lambda p: p.get_by_role("slider")),
+                "overlap-lab (idle, queue lab open)": (
+                    "app",
+                    "/queue-lab",
+                    lambda p: button(p, "Play"),
+                ),
+            }
+            raw["idle"] = {name: [] for name in idle_refs}
+            for i in range(repeats):  # interleaved, so drift hits every case alike
+                for t in targets:
+                    raw["play"][t.name].append(
+                        attempt(servers, lambda t=t: play_sample(context, servers, t))
                     )
-                    for edit in EDITS:
-                        raw["latency"][edit.name] = attempt(
-                            servers,
-                            lambda e=edit: edit_latencies(
-                                context, servers["app"], e, latency_repeats
-                            ),
-                        )
-                    print("  latency done", flush=True)
-                    for _ in range(repeats):
-                        raw["edit_bytes"].append(
-                            attempt(servers, lambda: edit_bytes_sample(context, servers["app"]))
-                        )
-                    print("  edit bytes done", flush=True)
-                    context.close()
-                finally:
-                    browser.close()
-        finally:
-            raw["notes"] = list(servers.notes)
+                for name, ref in idle_refs.items():
+                    raw["idle"][name].append(
+                        attempt(servers, lambda ref=ref: idle_sample(context, servers, *ref))
+                    )
+                print(f"  play/idle round {i + 1}/{repeats} done", flush=True)
+            raw["latency"]["bare slider"] = attempt(
+                servers, lambda: bare_latencies(context, servers["bare"], latency_repeats)
+            )
+            for edit in EDITS:
+                raw["latency"][edit.name] = attempt(
+                    servers,
+                    lambda e=edit: edit_latencies(context, servers["app"], e, latency_repeats),
+                )
+            print("  latency done", flush=True)
+            for _ in range(repeats):
+                raw["edit_bytes"].append(
+                    attempt(servers, lambda: edit_bytes_sample(context, servers["app"]))
+                )
+            print("  edit bytes done", flush=True)
+    raw["notes"] = list(servers.notes)
     return raw
 
 
