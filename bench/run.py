@@ -11,11 +11,6 @@ See ``bench/README.md`` for what each measurement means.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +25,9 @@ from bench.browser import (
     readout,
     text_field,
 )
+from bench.report import fmt_cpu_ratio, fmt_ratio, table, write_results
 from bench.servers import Server, Servers, app_command, attempt, bare_command, running_servers
+from bench.stats import CLOCK_TICK, cpu_ratio, cpu_seconds, median, ratio
 from bench.traffic import wait_quiet
 
 BENCH = Path(__file__).resolve().parent
@@ -39,17 +36,6 @@ RESULTS = BENCH / "results.json"
 
 PLAY_WINDOW = 3.0  # s of Play per sample
 CLICK_LIMIT_MS = 1_500  # the same, for the answer to Play
-
-CLOCK_TICK = 1.0 / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far, from /proc/<pid>/stat."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-        stat = fh.read()
-    fields = stat[stat.rindex(")") + 2 :].split()  # fields[0] is field 3 (state)
-    return (int(fields[11]) + int(fields[12])) * CLOCK_TICK  # utime, stime
-
 
 # Arms one latency measurement in the page. ``el`` is an element inside the
 # readout's shadow root (the root survives re-renders of the readout); the
@@ -294,44 +280,6 @@ def edit_bytes_sample(context, server: Server) -> dict:
 # --- reporting --------------------------------------------------------------------
 
 
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
-def ratio(num: float, den: float) -> float | None:
-    return None if den == 0 else num / den
-
-
-def fmt_ratio(value: float | None) -> str:
-    return "n/a (÷0)" if value is None else f"{value:.3f}"
-
-
-def cpu_ratio(num: float, den: float) -> dict:
-    """``num / den`` for CPU times, where either may be below one clock tick (read as 0).
-
-    With ``den`` at 0 the true value is below one tick, so ``num / tick`` is a lower bound.
-    """
-    if den > 0:
-        return {"value": num / den, "lower_bound": False}
-    if num == 0:
-        return {"value": None, "lower_bound": False}  # both below one tick
-    return {"value": num / CLOCK_TICK, "lower_bound": True}
-
-
-def fmt_cpu_ratio(r: dict) -> str:
-    if r["value"] is None:
-        return "n/a (both < 1 tick)"
-    return f"≥ {r['value']:.0f}" if r["lower_bound"] else f"{r['value']:.3f}"
-
-
-def table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    line = "  ".join("-" * w for w in widths)
-    out = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True)), line]
-    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(out)
-
-
 def summarize(raw: dict) -> tuple[dict, str]:
     play = raw["play"]
     med = {
@@ -564,27 +512,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     total = time.monotonic() - started
     print(f"\n(total {total:.0f} s; raw samples in {args.output})")
-    args.output.write_text(
-        json.dumps(
-            {
-                "summary": summary,
-                "samples": raw,
-                "meta": {
-                    "python": sys.version.split()[0],
-                    "platform": platform.platform(),
-                    "cpus": os.cpu_count(),
-                    "play_window_s": PLAY_WINDOW,
-                    "clock_tick_s": CLOCK_TICK,
-                    "runtime_s": total,
-                    "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                },
-            },
-            indent=2,
-            ensure_ascii=False,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    meta = {"play_window_s": PLAY_WINDOW, "clock_tick_s": CLOCK_TICK, "runtime_s": total}
+    write_results(args.output, summary, raw, meta)
     return 0
 
 
