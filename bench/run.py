@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import edit_bytes, edit_latency
 from bench.browser import (
     ACTION_TIMEOUT,
     button,
@@ -23,10 +24,9 @@ from bench.browser import (
     flush,
     open_page,
     readout,
-    text_field,
 )
 from bench.report import fmt_cpu_ratio, fmt_ratio, table, write_results
-from bench.servers import Server, Servers, app_command, attempt, bare_command, running_servers
+from bench.servers import Servers, app_command, attempt, bare_command, running_servers
 from bench.stats import CLOCK_TICK, cpu_ratio, cpu_seconds, median, ratio
 from bench.traffic import wait_quiet
 
@@ -36,64 +36,6 @@ RESULTS = BENCH / "results.json"
 
 PLAY_WINDOW = 3.0  # s of Play per sample
 CLICK_LIMIT_MS = 1_500  # the same, for the answer to Play
-
-# Arms one latency measurement in the page. ``el`` is an element inside the
-# readout's shadow root (the root survives re-renders of the readout); the
-# text watched is the root's ``selector`` element, or the whole root. t0 is
-# the keydown of ``key`` (capture phase, before any handler), t1 the first
-# moment the text differs, seen by a MutationObserver or, as a backstop, by a
-# requestAnimationFrame poll. Both times come from performance.now().
-ARM_JS = """
-([el, selector, key]) => {
-  const root = el.getRootNode();
-  const read = () => {
-    const node = selector ? root.querySelector(selector) : null;
-    return (node || root).textContent;
-  };
-  const m = { t0: null, t1: null, before: read(), after: null };
-  window.__benchLatency = m;
-  const check = () => {
-    if (m.t1 !== null || m.t0 === null) return;
-    const now = read();
-    if (now !== m.before) { m.t1 = performance.now(); m.after = now; done(); }
-  };
-  const observer = new MutationObserver(check);
-  observer.observe(root, { childList: true, subtree: true, characterData: true,
-                           attributes: true });
-  const onKey = (ev) => { if (ev.key === key && m.t0 === null) m.t0 = performance.now(); };
-  window.addEventListener('keydown', onKey, true);
-  let raf = null;
-  const poll = () => { check(); if (m.t1 === null) raf = requestAnimationFrame(poll); };
-  raf = requestAnimationFrame(poll);
-  const done = () => {
-    observer.disconnect();
-    window.removeEventListener('keydown', onKey, true);
-    if (raf !== null) cancelAnimationFrame(raf);
-  };
-  m.cancel = done;
-  return m.before;
-}
-"""
-
-LATENCY_DONE_JS = "() => window.__benchLatency && window.__benchLatency.t1 !== null"
-LATENCY_RESULT_JS = """
-() => { const m = window.__benchLatency; if (m.cancel) m.cancel();
-        return { ms: m.t1 === null || m.t0 === null ? null : m.t1 - m.t0,
-                 before: m.before, after: m.after }; }
-"""
-
-
-def measure_change(page, watched, key: str, act: Callable[[], None], selector: str | None):
-    """Milliseconds from the ``key`` keydown inside ``act()`` to ``watched``'s text changing."""
-    handle = watched.element_handle(timeout=ACTION_TIMEOUT)
-    page.evaluate(ARM_JS, [handle, selector, key])
-    act()
-    page.wait_for_function(LATENCY_DONE_JS, timeout=ACTION_TIMEOUT)
-    result = page.evaluate(LATENCY_RESULT_JS)
-    if result["ms"] is None:
-        raise RuntimeError(f"no {key} keydown was seen")
-    return result
-
 
 # --- measurements -----------------------------------------------------------------
 
@@ -177,101 +119,6 @@ def idle_sample(context, servers: Servers, server_name: str, route: str, ready) 
             "server_cpu_s": cpu1 - cpu0,
             "sent_messages_per_s": len(traffic.sent.messages) / window,
             "received_messages_per_s": len(traffic.received.messages) / window,
-        }
-    finally:
-        page.close()
-
-
-@dataclass
-class Edit:
-    """A text field whose edit changes a readout: two values to alternate between."""
-
-    name: str
-    route: str
-    label: str
-    readout: str
-    values: tuple[str, str]
-
-
-EDITS = [
-    Edit("bucket timeline", "/bucket-timeline", "Layers per bucket", "Step time", ("2", "4")),
-    Edit("queue lab", "/queue-lab", "Arrival rate", "Net rate", ("3", "1")),
-]
-
-
-def edit_latencies(context, server: Server, edit: Edit, repeats: int) -> list[float]:
-    """Typing a value + Enter in ``edit.label`` until ``edit.readout`` shows a new text."""
-    page, _ = open_page(context, server.url + edit.route, lambda p: button(p, "Reset"))
-    try:
-        box = text_field(page, edit.label)
-        out = readout(page, edit.readout)
-        samples = []
-        for i in range(repeats):
-            value = edit.values[i % 2]
-
-            def act(value=value) -> None:
-                box.fill(value, timeout=ACTION_TIMEOUT)
-                box.press("Enter", timeout=ACTION_TIMEOUT)
-
-            result = measure_change(page, out, "Enter", act, "output")
-            samples.append(result["ms"])
-            page.wait_for_timeout(200)
-        return samples
-    finally:
-        page.close()
-
-
-def bare_latencies(context, server: Server, repeats: int) -> list[float]:
-    """ArrowRight on the focused slider handle until the text shows the new value."""
-    page, _ = open_page(context, server.url + "/bare", lambda p: p.get_by_role("slider"))
-    try:
-        handle = page.get_by_role("slider")
-        text = page.get_by_text("Slider value is", exact=False)
-        handle.focus(timeout=ACTION_TIMEOUT)
-        samples = []
-        for _ in range(repeats):
-            result = measure_change(
-                page, text, "ArrowRight", lambda: handle.press("ArrowRight"), None
-            )
-            samples.append(result["ms"])
-            page.wait_for_timeout(200)
-        return samples
-    finally:
-        page.close()
-
-
-def edit_bytes_sample(context, server: Server) -> dict:
-    """Bytes the server sends for one edit of the bucket timeline, against the page load."""
-    edit = EDITS[0]
-    page, traffic = open_page(context, server.url + edit.route, lambda p: button(p, "Reset"))
-    try:
-        wait_quiet(page, traffic)
-        flush(page)
-        load = traffic.received
-        doc = max(load.messages, key=lambda m: m.size)
-        traffic.reset()
-        box = text_field(page, edit.label)
-        current = box.input_value(timeout=ACTION_TIMEOUT)
-        value = edit.values[0] if current != edit.values[0] else edit.values[1]
-
-        def act() -> None:
-            box.fill(value, timeout=ACTION_TIMEOUT)
-            box.press("Enter", timeout=ACTION_TIMEOUT)
-
-        measure_change(page, readout(page, edit.readout), "Enter", act, "output")
-        wait_quiet(page, traffic)
-        flush(page)
-        got, sent = traffic.received, traffic.sent
-        return {
-            "load_messages": len(load.messages),
-            "load_bytes": load.size,
-            "document_message": doc.msgtype,
-            "document_bytes": doc.size,
-            "edit_messages": len(got.messages),
-            "edit_bytes": got.size,
-            "edit_message_types": sorted({m.msgtype for m in got.messages}),
-            "edit_sent_messages": len(sent.messages),
-            "edit_sent_bytes": sent.size,
         }
     finally:
         page.close()
@@ -376,53 +223,9 @@ def summarize(raw: dict) -> tuple[dict, str]:
     )
     text.append(table(rows, ("server state", "CPU ms", "ratio to naive", "ratio to bare idle")))
 
-    lat = {name: median(samples) for name, samples in raw["latency"].items()}
-    bare = lat["bare slider"]
-    rows = []
-    for edit in EDITS:
-        key = f"{edit.name}: {edit.label} → {edit.readout}"
-        rows.append((key, f"{lat[edit.name]:.1f}", fmt_ratio(ratio(lat[edit.name], bare))))
-        summary["latency"][edit.name] = {
-            "median_ms": lat[edit.name],
-            "ratio_to_bare": ratio(lat[edit.name], bare),
-        }
-    rows.append(("bare app: slider ArrowRight → text", f"{bare:.1f}", "1.000"))
-    summary["latency"]["bare slider"] = {"median_ms": bare}
-    text.append("")
-    text.append("3. Edit-to-readout latency (keydown to text change, in-page clock; median)")
-    text.append(table(rows, ("edit", "ms", "ratio to bare")))
-
-    eb = raw["edit_bytes"]
-    keys = ("load_bytes", "document_bytes", "edit_bytes", "edit_messages", "load_messages")
-    m = {k: median([s[k] for s in eb]) for k in keys}
-    summary["edit_bytes"] = {
-        **m,
-        "edit_to_document_ratio": ratio(m["edit_bytes"], m["document_bytes"]),
-        "edit_to_load_ratio": ratio(m["edit_bytes"], m["load_bytes"]),
-    }
-    rows = [
-        (
-            "page load (all websocket messages)",
-            f"{m['load_messages']:.0f}",
-            f"{m['load_bytes'] / 1000:.1f}",
-            "—",
-        ),
-        (
-            f"initial document ({eb[0]['document_message']})",
-            "1",
-            f"{m['document_bytes'] / 1000:.1f}",
-            "1.000",
-        ),
-        (
-            "one edit: Layers per bucket",
-            f"{m['edit_messages']:.0f}",
-            f"{m['edit_bytes'] / 1000:.1f}",
-            fmt_ratio(summary["edit_bytes"]["edit_to_document_ratio"]),
-        ),
-    ]
-    text.append("")
-    text.append("4. Bytes the server sends on /bucket-timeline (median)")
-    text.append(table(rows, ("what", "messages", "kB", "ratio to document")))
+    for key, report in (("latency", edit_latency.summarize), ("edit_bytes", edit_bytes.summarize)):
+        summary[key], section = report(raw)
+        text += ["", section]
     return summary, "\n".join(text)
 
 
@@ -478,19 +281,9 @@ def run(repeats: int, latency_repeats: int) -> dict:
                         attempt(servers, lambda ref=ref: idle_sample(context, servers, *ref))
                     )
                 print(f"  play/idle round {i + 1}/{repeats} done", flush=True)
-            raw["latency"]["bare slider"] = attempt(
-                servers, lambda: bare_latencies(context, servers["bare"], latency_repeats)
-            )
-            for edit in EDITS:
-                raw["latency"][edit.name] = attempt(
-                    servers,
-                    lambda e=edit: edit_latencies(context, servers["app"], e, latency_repeats),
-                )
+            raw["latency"] = edit_latency.measure(context, servers, latency_repeats)
             print("  latency done", flush=True)
-            for _ in range(repeats):
-                raw["edit_bytes"].append(
-                    attempt(servers, lambda: edit_bytes_sample(context, servers["app"]))
-                )
+            raw["edit_bytes"] = edit_bytes.measure(context, servers, repeats)
             print("  edit bytes done", flush=True)
     raw["notes"] = list(servers.notes)
     return raw
