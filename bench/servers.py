@@ -67,9 +67,11 @@ class Server:
 
     @property
     def pid(self) -> int:
+        """The server's process id (whose CPU time the benchmarks read)."""
         return self.process.pid
 
     def log_text(self) -> str:
+        """Everything the server printed so far."""
         return self.log.read_text(encoding="utf-8", errors="replace")
 
 
