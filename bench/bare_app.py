@@ -70,6 +70,7 @@ def naive_page() -> pn.viewable.Viewable:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Serve ``/bare`` and ``/naive`` on ``--port`` until stopped."""
     parser = argparse.ArgumentParser(description="Serve the reference apps for the benchmarks.")
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args(argv)
