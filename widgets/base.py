@@ -65,7 +65,9 @@ class Widget(pn.viewable.Viewer):
             name: control_for(self.settings, name) for name in _field_names(self.settings)
         }
         self.notices = notices_pane()
-        self.description = Div(text="", sizing_mode="stretch_width", margin=(4, 10))
+        self.description = pn.pane.HTML(
+            "", sizing_mode="stretch_width", margin=(4, 10), stylesheets=[theme.PAGE_CSS]
+        )
         self._description_id = new_id("chart-description")
         self.share_bar = None
         self.build()
@@ -149,7 +151,7 @@ class Widget(pn.viewable.Viewer):
         # must then be edited through unlocked() so the changes are sent.
         with pn.io.unlocked():
             self.update()
-            self.description.text = self._description_html(self.describe())
+            self.description.object = self._description_html(self.describe())
             self.time_control.sync()
             self.playhead.push()
 
@@ -176,7 +178,6 @@ class Widget(pn.viewable.Viewer):
     def chart_panel(self, *below: pn.viewable.Viewable) -> pn.Column:
         """The main chart, what goes under it (its key), its description and its downloads."""
         name = self.widget_name
-        self.description.stylesheets = [theme.PAGE_CSS]
         export = pn.FlexBox(
             csv_button(f"{name}.csv", self.csv),
             png_button(self.chart, f"{name}.png"),

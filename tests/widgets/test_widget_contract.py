@@ -50,12 +50,12 @@ def test_apply_loads_settings_as_a_new_run_from_time_zero(view: Widget) -> None:
 
 
 def test_description_is_text_that_follows_the_run(view: Widget) -> None:
-    first = view.description.text
+    first = view.description.object
     assert "What the chart shows" in first
     assert 'aria-live="polite"' in first
     step(view, 2)
     reset(view)
-    assert view.description.text == first  # the same state is described the same way
+    assert view.description.object == first  # the same state is described the same way
 
 
 def test_csv_has_readouts_then_a_table(view: Widget) -> None:

@@ -10,14 +10,14 @@ from ..model.timeline import Clock
 
 _REFOCUS_JS = """
 if (!btn.__pressed) return;
-// The redraw may land a frame or two later: try for a few frames.
+// The redraw may land some frames later on a busy machine: keep trying for about a second.
 let frames = 0;
 const refocus = () => {
   const active = document.activeElement;
   if (active !== null && active !== document.body) return;
   const view = Bokeh.index.find_one(btn);
   if (view && view.button_el && view.button_el.isConnected) view.button_el.focus();
-  if (++frames < 10) requestAnimationFrame(refocus);
+  if (++frames < 60) requestAnimationFrame(refocus);
 };
 requestAnimationFrame(refocus);
 """
