@@ -24,7 +24,6 @@ from widgets.model.buckets import (
     layer_ready_times,
     link_schedule,
     ring_allreduce_ms,
-    schedule,
     schedule_arrays,
     sweep_byte_caps,
     sweep_layers_per_bucket,
@@ -95,7 +94,7 @@ def test_ring_allreduce_cost():
 
 
 def test_default_schedule():
-    s = schedule(BucketConfig())
+    s = BucketConfig().schedule()
     close(s.layer_ready, np.arange(24, 0, -2))  # layer 12 ready at 2, layer 1 at 24
     close(s.layer_backward_start, np.arange(22, -1, -2))
     assert [list(b) for b in s.bucket_layers] == [[12, 11, 10], [9, 8, 7], [6, 5, 4], [3, 2, 1]]
@@ -203,21 +202,27 @@ def test_embedding_layer_is_ready_last_and_sets_the_tail():
     assert np.all(sweep.exposed_tail >= 7.7 - 1e-9)
 
 
+def on(iv: Intervals, lane: str) -> Intervals:
+    """The intervals on one lane."""
+    sel = iv.lane == lane
+    return Intervals(iv.start[sel], iv.end[sel], iv.lane[sel], iv.label[sel], iv.kind[sel])
+
+
 def test_intervals_of_the_default_schedule():
     iv = BucketConfig().schedule().to_intervals()
     assert isinstance(iv, Intervals)
-    compute = iv.on("compute")
+    compute = on(iv, "compute")
     assert list(compute.label[:2]) == ["Layer 12", "Layer 11"]
     assert set(compute.kind) == {"backward"}
     close(compute.start, np.arange(0, 24, 2))
-    link = iv.on("link")
+    link = on(iv, "link")
     assert list(link.label) == ["Bucket 0", "Bucket 1", "Bucket 2", "Bucket 3", "Exposed tail"]
     assert list(link.kind) == ["transfer"] * 4 + ["exposed"]
     close(link.start[-1], 24.0)
     close(link.end[-1], 29.95)
-    assert len(iv.on("link-wait")) == 0
+    assert len(on(iv, "link-wait")) == 0
 
-    queued = BucketConfig(backward_ms=1.8).schedule().to_intervals().on("link-wait")
+    queued = on(BucketConfig(backward_ms=1.8).schedule().to_intervals(), "link-wait")
     assert list(queued.label) == ["Bucket 1 waits", "Bucket 2 waits", "Bucket 3 waits"]
     assert set(queued.kind) == {"waiting"}
     close(queued.start, [10.8, 16.2, 21.6])
@@ -471,8 +476,8 @@ def test_schedule_invariants(c):
     assert 0.0 <= s.overlap_fraction <= 1.0 + 1e-12
     assert s.regime in REGIMES
     iv = s.to_intervals()
-    assert len(iv.on("compute")) == c.n_layers
-    assert len(iv.on("link")) == s.n_buckets + (s.exposed_tail > 0)
+    assert len(on(iv, "compute")) == c.n_layers
+    assert len(on(iv, "link")) == s.n_buckets + (s.exposed_tail > 0)
 
 
 @settings(max_examples=100, deadline=None)

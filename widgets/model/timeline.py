@@ -197,18 +197,6 @@ class Intervals:
     def __len__(self) -> int:
         return len(self.start)
 
-    @property
-    def duration(self) -> np.ndarray:
-        """End minus start of each interval."""
-        return self.end - self.start
-
-    def on(self, lane: str) -> Intervals:
-        """The intervals on one lane."""
-        sel = self.lane == lane
-        return Intervals(
-            self.start[sel], self.end[sel], self.lane[sel], self.label[sel], self.kind[sel]
-        )
-
     def revealed(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Start and end of each interval as far as it has happened by time ``t``.
 

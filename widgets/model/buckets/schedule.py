@@ -1,0 +1,289 @@
+"""Evaluating a bucket assignment: readiness, the link, and the ``Schedule`` record.
+
+Backward runs from the last layer to the first; a layer's gradient is ready when
+its backward finishes. A bucket is ready when its last layer is. The link serves
+one ring all-reduce at a time in bucket-index order, so
+``start_b = max(ready_b, end_(b-1))``. Times are measured from the start of
+backward; forward runs before it and the optimizer after ``max(E, C)``.
+
+``evaluate`` schedules many assignments at once (one row each), so a sweep is
+one numpy call per step; ``schedule_arrays`` builds the record of one of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..timeline import Intervals
+from .bucketing import check_assignment
+from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
+from .regimes import REGIMES, SATURATION_SHARE, regime_codes
+
+
+def layer_ready_times(backward_ms: np.typing.ArrayLike, straggler_pct: float = 0.0) -> np.ndarray:
+    """When each layer's gradient is ready everywhere (index 0 is layer 1).
+
+    Backward runs from the last layer to the first, so layer i is ready after the
+    backward of layers n..i. The slowest rank sets global readiness, so a
+    straggler scales every ready time by ``1 + straggler_pct / 100``.
+    """
+    slow = np.asarray(backward_ms, float) * (1.0 + straggler_pct / 100.0)
+    return np.cumsum(slow[::-1])[::-1]
+
+
+def link_schedule(
+    ready: np.typing.ArrayLike, transfer_ms: np.typing.ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end of each transfer on a link that serves buckets in index order.
+
+    Solves ``start_b = max(ready_b, end_(b-1))`` along the last axis without a
+    loop: with ``P_b`` the transfer time queued before b,
+    ``start_b = P_b + max_(j<=b) (ready_j - P_j)``, a running maximum.
+    """
+    ready = np.asarray(ready, float)
+    transfer = np.asarray(transfer_ms, float)
+    before = np.cumsum(transfer, axis=-1) - transfer
+    start = before + np.maximum.accumulate(ready - before, axis=-1)
+    # Rounding in the sum may leave start a hair below ready; never start early.
+    start = np.maximum(start, ready)
+    return start, start + transfer
+
+
+def evaluate(
+    backward_ms: np.ndarray,
+    grad_mb: np.ndarray,
+    assignment: np.ndarray,
+    ranks: int,
+    bandwidth: float,
+    latency_ms: float,
+    straggler_pct: float,
+) -> dict[str, np.ndarray]:
+    """Schedule every row of a 2-D ``assignment`` (settings x layers) at once.
+
+    Bucket axes are padded to one column per layer: an empty bucket is ready at 0
+    and takes no time, so it never moves the link.
+    """
+    m, n = assignment.shape
+    ready_layer = layer_ready_times(backward_ms, straggler_pct)
+    backward_end = ready_layer[0]  # layer 1 finishes last
+
+    rows = np.broadcast_to(np.arange(m)[:, None], (m, n))
+    size = np.zeros((m, n))
+    count = np.zeros((m, n), dtype=int)
+    ready = np.zeros((m, n))
+    np.add.at(size, (rows, assignment), np.broadcast_to(grad_mb, (m, n)))
+    np.add.at(count, (rows, assignment), 1)
+    np.maximum.at(ready, (rows, assignment), np.broadcast_to(ready_layer, (m, n)))
+    used = count > 0
+    transfer = np.where(used, ring_allreduce_ms(size, ranks, bandwidth, latency_ms), 0.0)
+
+    start, end = link_schedule(ready, transfer)
+    n_buckets = used.sum(axis=1)
+    last = (n_buckets - 1)[:, None]
+    comm_end = np.take_along_axis(end, last, axis=1)[:, 0]
+    last_transfer = np.take_along_axis(transfer, last, axis=1)[:, 0]
+    last_wait = np.take_along_axis(start - ready, last, axis=1)[:, 0]
+
+    total_transfer = transfer.sum(axis=1)
+    hidden = np.clip(np.minimum(end, backward_end) - start, 0.0, None).sum(axis=1)
+    overhead = n_buckets * ring_overhead_ms(ranks, latency_ms)
+    traffic = ring_traffic_ms(grad_mb.sum(), ranks, bandwidth)
+    return {
+        "ready_layer": ready_layer,
+        "backward_end": backward_end,
+        "size": size,
+        "ready": ready,
+        "transfer": transfer,
+        "start": start,
+        "end": end,
+        "n_buckets": n_buckets,
+        "comm_end": comm_end,
+        "exposed_tail": np.maximum(0.0, comm_end - backward_end),
+        "last_transfer": last_transfer,
+        "last_wait": last_wait,
+        "total_transfer": total_transfer,
+        "overlap_fraction": hidden / total_transfer,
+        "overhead": overhead,
+        "traffic": np.full(m, traffic),
+        "regime_code": regime_codes(
+            np.full(m, traffic), np.full(m, backward_end), overhead, last_wait, last_transfer
+        ),
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """One step's bucket schedule. Per-layer arrays have index 0 = layer 1.
+
+    ``regime`` names what sets the step, by the first rule that holds:
+
+    1. ``"communication-bound"``: the bandwidth part of all traffic,
+       ``2(p-1)/p * total MB / bandwidth``, is at least backward time E. It does
+       not depend on the bucketing, so no bucketing hides it.
+    2. ``"latency-bound"``: the per-transfer overhead of all buckets,
+       ``n_buckets * 2(p-1) * latency``, is at least that bandwidth part.
+    3. ``"link-saturated"``: the last bucket waits for the link (transfers queued
+       behind each other) by more than ``SATURATION_SHARE`` of its own transfer,
+       so the tail is the backlog, not just the last transfer.
+    4. ``"overlap-limited"``: otherwise; the tail is about the last transfer.
+    """
+
+    layer_backward_ms: np.ndarray
+    layer_grad_mb: np.ndarray
+    layer_backward_start: np.ndarray
+    layer_ready: np.ndarray
+    layer_bucket: np.ndarray
+    bucket_layers: tuple[np.ndarray, ...]
+    bucket_size_mb: np.ndarray
+    bucket_ready: np.ndarray
+    bucket_start: np.ndarray
+    bucket_end: np.ndarray
+    bucket_transfer_ms: np.ndarray
+    bucket_link_wait: np.ndarray
+    forward_ms: float
+    optimizer_ms: float
+    backward_end: float
+    comm_end: float
+    exposed_tail: float
+    optimizer_start: float
+    step_time: float
+    overlap_fraction: float
+    overhead_ms: float
+    traffic_ms: float
+    total_transfer_ms: float
+    regime: str
+    regime_reason: dict[str, float]
+
+    @property
+    def n_layers(self) -> int:
+        """Number of layers."""
+        return len(self.layer_ready)
+
+    @property
+    def n_buckets(self) -> int:
+        """Number of buckets (transfers)."""
+        return len(self.bucket_ready)
+
+    def to_intervals(self) -> Intervals:
+        """The schedule as labelled intervals, times from the start of backward.
+
+        Lanes: ``"compute"`` (one ``"backward"`` per layer, in backward order),
+        ``"link"`` (one ``"transfer"`` per bucket, plus an ``"exposed"`` interval
+        [E, C] when the tail is positive) and ``"link-wait"`` (a ``"waiting"``
+        interval [ready_b, start_b] for each bucket queued behind the previous).
+        """
+        order = np.arange(self.n_layers)[::-1]
+        tol = 1e-9 * max(1.0, self.comm_end)
+        waits = np.flatnonzero(self.bucket_link_wait > tol)
+        buckets = np.arange(self.n_buckets)
+        parts = [
+            (
+                self.layer_backward_start[order],
+                self.layer_ready[order],
+                "compute",
+                [f"Layer {i + 1}" for i in order],
+                "backward",
+            ),
+            (
+                self.bucket_start,
+                self.bucket_end,
+                "link",
+                [f"Bucket {b}" for b in buckets],
+                "transfer",
+            ),
+            (
+                self.bucket_ready[waits],
+                self.bucket_start[waits],
+                "link-wait",
+                [f"Bucket {b} waits" for b in waits],
+                "waiting",
+            ),
+        ]
+        if self.exposed_tail > 0:
+            parts.append(
+                (
+                    np.array([self.backward_end]),
+                    np.array([self.comm_end]),
+                    "link",
+                    ["Exposed tail"],
+                    "exposed",
+                )
+            )
+        return Intervals(
+            np.concatenate([p[0] for p in parts]).astype(float),
+            np.concatenate([p[1] for p in parts]).astype(float),
+            np.array([p[2] for p in parts for _ in p[3]], dtype=str),
+            np.array([label for p in parts for label in p[3]], dtype=str),
+            np.array([p[4] for p in parts for _ in p[3]], dtype=str),
+        )
+
+
+def schedule_arrays(
+    backward_ms: np.typing.ArrayLike,
+    grad_mb: np.typing.ArrayLike,
+    layer_bucket: np.typing.ArrayLike,
+    *,
+    ranks: int,
+    bandwidth: float,
+    latency_ms: float,
+    straggler_pct: float = 0.0,
+    forward_ms: float = 0.0,
+    optimizer_ms: float = 0.0,
+) -> Schedule:
+    """The schedule from per-layer arrays (index 0 = layer 1) and a bucket per layer."""
+    backward = np.asarray(backward_ms, float)
+    grad = np.asarray(grad_mb, float)
+    assignment = np.asarray(layer_bucket, dtype=int)
+    if backward.shape != grad.shape or backward.ndim != 1 or backward.size == 0:
+        raise ValueError("give one backward time and one gradient size per layer")
+    if np.any(backward <= 0) or np.any(grad <= 0):
+        raise ValueError("backward times and gradient sizes must be positive")
+    check_assignment(assignment, backward.size)
+
+    r = evaluate(backward, grad, assignment[None, :], ranks, bandwidth, latency_ms, straggler_pct)
+    nb = int(r["n_buckets"][0])
+    ready_layer = r["ready_layer"]
+    backward_end = float(r["backward_end"])
+    comm_end = float(r["comm_end"][0])
+    optimizer_start = max(backward_end, comm_end)
+    start = r["start"][0, :nb]
+    bucket_ready = r["ready"][0, :nb]
+    layers = np.arange(1, backward.size + 1)
+    regime = REGIMES[int(r["regime_code"][0])]
+    reason = {
+        "backward_end_ms": backward_end,
+        "traffic_ms": float(r["traffic"][0]),
+        "overhead_ms": float(r["overhead"][0]),
+        "last_transfer_ms": float(r["last_transfer"][0]),
+        "last_link_wait_ms": float(r["last_wait"][0]),
+        "saturation_wait_ms": SATURATION_SHARE * float(r["last_transfer"][0]),
+    }
+    return Schedule(
+        layer_backward_ms=backward * (1.0 + straggler_pct / 100.0),
+        layer_grad_mb=grad,
+        layer_backward_start=np.append(ready_layer[1:], 0.0),
+        layer_ready=ready_layer,
+        layer_bucket=assignment.copy(),
+        bucket_layers=tuple(layers[assignment == b][::-1] for b in range(nb)),
+        bucket_size_mb=r["size"][0, :nb],
+        bucket_ready=bucket_ready,
+        bucket_start=start,
+        bucket_end=r["end"][0, :nb],
+        bucket_transfer_ms=r["transfer"][0, :nb],
+        bucket_link_wait=start - bucket_ready,
+        forward_ms=float(forward_ms),
+        optimizer_ms=float(optimizer_ms),
+        backward_end=backward_end,
+        comm_end=comm_end,
+        exposed_tail=float(r["exposed_tail"][0]),
+        optimizer_start=optimizer_start,
+        step_time=forward_ms + optimizer_start + optimizer_ms,
+        overlap_fraction=float(r["overlap_fraction"][0]),
+        overhead_ms=float(r["overhead"][0]),
+        traffic_ms=float(r["traffic"][0]),
+        total_transfer_ms=float(r["total_transfer"][0]),
+        regime=regime,
+        regime_reason=reason,
+    )
