@@ -29,6 +29,7 @@ from .model.buckets import (
     average_rates,
     sweep_layers_per_bucket,
 )
+from .model.buckets.intervals import IntervalKind
 from .model.fluid_queue import FluidQueue
 from .model.timeline import Clock
 from .number_field import NumberField
@@ -599,10 +600,10 @@ def _interval_columns(s: Schedule) -> dict:
         label.append(text), kind.append(k), color.append(c), hatch.append(h), detail.append(d)
 
     ms = MILLISECONDS
-    for a, b, lab, k in zip(iv.start, iv.end, iv.label, iv.kind, strict=True):
-        if k == "backward":
-            layer = int(lab.split()[-1])
-            bucket = int(s.layer_bucket[layer - 1])
+    for a, b, lab, k, bucket, layer in zip(
+        iv.start, iv.end, iv.label, iv.kind, iv.bucket, iv.layer, strict=True
+    ):
+        if k == IntervalKind.BACKWARD:
             add(
                 a,
                 b,
@@ -613,8 +614,7 @@ def _interval_columns(s: Schedule) -> dict:
                 f"{lab} · bucket {bucket} · {ms(a)}–{ms(b)} · "
                 f"{MB(s.layer_grad_mb[layer - 1])} of gradient",
             )
-        elif k == "transfer":
-            bucket = int(lab.split()[-1])
+        elif k == IntervalKind.TRANSFER:
             layers = np.asarray(s.bucket_layers[bucket])
             add(
                 a,
@@ -627,8 +627,7 @@ def _interval_columns(s: Schedule) -> dict:
                 f" · ready {ms(s.bucket_ready[bucket])} · all-reduce {ms(a)}–{ms(b)} "
                 f"({ms(s.bucket_transfer_ms[bucket])}) · waited {ms(s.bucket_link_wait[bucket])}",
             )
-        elif k == "waiting":
-            bucket = int(lab.split()[1])
+        elif k == IntervalKind.LINK_WAIT:
             add(
                 a,
                 b,
@@ -638,28 +637,20 @@ def _interval_columns(s: Schedule) -> dict:
                 "/",
                 f"Bucket {bucket} is ready but waits {ms(b - a)} for the link ({ms(a)}–{ms(b)})",
             )
-    for b, layers in enumerate(s.bucket_layers):
-        layers = np.asarray(layers)
-        first = s.layer_backward_start[layers.max() - 1]
-        add(
-            first,
-            s.bucket_ready[b],
-            "filling",
-            f"Bucket {b} filling",
-            palette[b % len(palette)],
-            " ",
-            f"Bucket {b} fills as layers {layers.max()}–{layers.min()} finish; "
-            f"ready at {ms(s.bucket_ready[b])}",
-        )
-    add(
-        s.optimizer_start,
-        s.optimizer_start + s.optimizer_ms,
-        "optimizer",
-        "Optimizer",
-        "#bbbbbb",
-        "x",
-        f"Optimizer {ms(s.optimizer_start)}–{ms(s.optimizer_start + s.optimizer_ms)}",
-    )
+        elif k == IntervalKind.FILLING:
+            layers = np.asarray(s.bucket_layers[bucket])
+            add(
+                a,
+                b,
+                k,
+                lab,
+                palette[bucket % len(palette)],
+                " ",
+                f"Bucket {bucket} fills as layers {layers.max()}–{layers.min()} finish; "
+                f"ready at {ms(b)}",
+            )
+        elif k == IntervalKind.OPTIMIZER:
+            add(a, b, k, lab, "#bbbbbb", "x", f"Optimizer {ms(a)}–{ms(b)}")
     return {
         "left": left,
         "right": right,

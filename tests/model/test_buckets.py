@@ -28,6 +28,13 @@ from widgets.model.buckets import (
     sweep_byte_caps,
     sweep_layers_per_bucket,
 )
+from widgets.model.buckets.intervals import (
+    LANE_OF,
+    NO_BUCKET,
+    NO_LAYER,
+    BucketIntervals,
+    IntervalKind,
+)
 from widgets.model.timeline import Intervals
 
 REL = 1e-12
@@ -501,3 +508,33 @@ def test_sweeps_agree_with_single_schedules(c, caps):
         close(rc.step_time[i], s.step_time)
         assert rc.n_buckets[i] == s.n_buckets
         assert rc.regime[i] == s.regime
+
+
+# ---------------------------------------------------------------------------
+# Typed intervals: ids as integer columns, kinds as an enum
+# ---------------------------------------------------------------------------
+
+
+def test_intervals_carry_bucket_and_layer_ids():
+    iv = BucketConfig().schedule().to_intervals()
+    assert isinstance(iv, BucketIntervals)
+    back = iv.of_kind(IntervalKind.BACKWARD)
+    assert back.layer.tolist() == list(range(12, 0, -1))  # backward order
+    assert back.bucket.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    transfer = iv.of_kind(IntervalKind.TRANSFER)
+    assert transfer.bucket.tolist() == [0, 1, 2, 3]
+    assert transfer.layer.tolist() == [NO_LAYER] * 4
+    fill = iv.of_kind(IntervalKind.FILLING)
+    assert fill.bucket.tolist() == [0, 1, 2, 3]
+    close(fill.start, [0.0, 6.0, 12.0, 18.0])
+    close(fill.end, [6.0, 12.0, 18.0, 24.0])
+    (opt_start,) = iv.of_kind(IntervalKind.OPTIMIZER).start
+    assert opt_start == pytest.approx(29.95, rel=REL)
+    exposed = iv.of_kind(IntervalKind.EXPOSED)
+    assert exposed.start.tolist() == [24.0] and exposed.bucket.tolist() == [NO_BUCKET]
+    for kind, lane in zip(iv.kind, iv.lane, strict=True):
+        assert isinstance(kind, IntervalKind) and LANE_OF[kind] == lane
+
+    waits = BucketConfig(backward_ms=1.8).schedule().to_intervals().of_kind(IntervalKind.LINK_WAIT)
+    assert waits.bucket.tolist() == [1, 2, 3]
+    assert waits.layer.tolist() == [NO_LAYER] * 3

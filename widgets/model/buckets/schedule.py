@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..timeline import Intervals
 from .bucketing import check_assignment
 from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
+from .intervals import BucketIntervals, IntervalBuilder, IntervalKind
 from .regimes import REGIMES, SATURATION_SHARE, regime_codes
 
 
@@ -166,58 +166,60 @@ class Schedule:
         """Number of buckets (transfers)."""
         return len(self.bucket_ready)
 
-    def to_intervals(self) -> Intervals:
-        """The schedule as labelled intervals, times from the start of backward.
+    def to_intervals(self) -> BucketIntervals:
+        """The schedule as typed intervals, times from the start of backward.
 
-        Lanes: ``"compute"`` (one ``"backward"`` per layer, in backward order),
-        ``"link"`` (one ``"transfer"`` per bucket, plus an ``"exposed"`` interval
-        [E, C] when the tail is positive) and ``"link-wait"`` (a ``"waiting"``
-        interval [ready_b, start_b] for each bucket queued behind the previous).
+        In order: one ``BACKWARD`` per layer (in backward order, lane ``COMPUTE``),
+        one ``TRANSFER`` per bucket (lane ``LINK``), a ``LINK_WAIT`` [ready_b,
+        start_b] for each bucket queued behind the previous (lane ``LINK_WAIT``),
+        the ``EXPOSED`` tail [E, C] on the link when it is positive, one
+        ``FILLING`` per bucket from its first layer's backward start to its ready
+        time (lane ``FILL``) and the ``OPTIMIZER`` step.
         """
         order = np.arange(self.n_layers)[::-1]
         tol = 1e-9 * max(1.0, self.comm_end)
         waits = np.flatnonzero(self.bucket_link_wait > tol)
         buckets = np.arange(self.n_buckets)
-        parts = [
-            (
-                self.layer_backward_start[order],
-                self.layer_ready[order],
-                "compute",
-                [f"Layer {i + 1}" for i in order],
-                "backward",
-            ),
-            (
-                self.bucket_start,
-                self.bucket_end,
-                "link",
-                [f"Bucket {b}" for b in buckets],
-                "transfer",
-            ),
-            (
-                self.bucket_ready[waits],
-                self.bucket_start[waits],
-                "link-wait",
-                [f"Bucket {b} waits" for b in waits],
-                "waiting",
-            ),
-        ]
-        if self.exposed_tail > 0:
-            parts.append(
-                (
-                    np.array([self.backward_end]),
-                    np.array([self.comm_end]),
-                    "link",
-                    ["Exposed tail"],
-                    "exposed",
-                )
-            )
-        return Intervals(
-            np.concatenate([p[0] for p in parts]).astype(float),
-            np.concatenate([p[1] for p in parts]).astype(float),
-            np.array([p[2] for p in parts for _ in p[3]], dtype=str),
-            np.array([label for p in parts for label in p[3]], dtype=str),
-            np.array([p[4] for p in parts for _ in p[3]], dtype=str),
+        out = IntervalBuilder()
+        out.add(
+            IntervalKind.BACKWARD,
+            self.layer_backward_start[order],
+            self.layer_ready[order],
+            [f"Layer {i + 1}" for i in order],
+            bucket=self.layer_bucket[order],
+            layer=order + 1,
         )
+        out.add(
+            IntervalKind.TRANSFER,
+            self.bucket_start,
+            self.bucket_end,
+            [f"Bucket {b}" for b in buckets],
+            bucket=buckets,
+        )
+        out.add(
+            IntervalKind.LINK_WAIT,
+            self.bucket_ready[waits],
+            self.bucket_start[waits],
+            [f"Bucket {b} waits" for b in waits],
+            bucket=waits,
+        )
+        if self.exposed_tail > 0:
+            out.add(IntervalKind.EXPOSED, self.backward_end, self.comm_end, ["Exposed tail"])
+        fill_start = [self.layer_backward_start[layers - 1].min() for layers in self.bucket_layers]
+        out.add(
+            IntervalKind.FILLING,
+            fill_start,
+            self.bucket_ready,
+            [f"Bucket {b} filling" for b in buckets],
+            bucket=buckets,
+        )
+        out.add(
+            IntervalKind.OPTIMIZER,
+            self.optimizer_start,
+            self.optimizer_start + self.optimizer_ms,
+            ["Optimizer"],
+        )
+        return out.build()
 
 
 def schedule_arrays(
