@@ -25,7 +25,9 @@ from .model.buckets import (
     PRESET_DESCRIPTIONS,
     PRESETS,
     BucketConfig,
+    RegimeKind,
     Schedule,
+    Suggestion,
     average_rates,
     sweep_layers_per_bucket,
 )
@@ -77,33 +79,44 @@ READOUT_KEYS = (
 HINTS = {"bucket_cap_mb": "MB, DDP-style; leave empty to use layers per bucket."}
 
 EXPLANATIONS = {
-    "overlap-limited": (
+    RegimeKind.OVERLAP_LIMITED: (
         "**Overlap is doing its job.** Each bucket's all-reduce starts as soon as its last "
         "layer's gradient is ready and runs while earlier layers are still in backward. What "
-        "is left exposed is the last bucket: it holds layer 1, which is ready only when "
+        "is left exposed is the last bucket: it can go only once every gradient is ready, when "
         "backward ends, so its whole transfer ({last} here) comes after. The tail can never "
         "be shorter than that last transfer; smaller buckets shrink it, until per-transfer "
         "overhead takes over."
     ),
-    "latency-bound": (
+    RegimeKind.NO_OVERLAP: (
+        "**Nothing overlaps.** No all-reduce runs while backward does: the first transfer "
+        "starts only when backward ends, so all {link} of link work is exposed. With one "
+        "bucket this is unavoidable; split the gradients into more buckets so the first can "
+        "go while earlier layers are still in backward."
+    ),
+    RegimeKind.LATENCY_BOUND: (
         "**Per-transfer overhead dominates.** Every bucket pays 2(p−1) ring steps of latency "
         "whatever its size: {overhead} of overhead against {traffic} of actual traffic. More, "
         "smaller buckets make the step slower, not faster. Try larger buckets: the sweep below "
-        "shows where the U-shaped curve bottoms out."
+        "marks the best setting."
     ),
-    "link-saturated": (
+    RegimeKind.LINK_SATURATED: (
         "**Transfers queue behind each other.** The link serves buckets one at a time in "
-        "bucket order, and compute produces gradients faster than the link drains them: the "
-        "last bucket waited {wait} for the link before its own {last} transfer. However the "
-        "traffic is divided, the backlog stays exposed; only a faster link or less traffic "
-        "helps."
+        "bucket order, and gradients become ready faster than the link drains them: the "
+        "last bucket waited {wait} for the link before its own {last} transfer, and that "
+        "backlog is part of the tail. Only a faster link or less traffic removes the queue; "
+        "re-cutting the buckets moves it around."
     ),
-    "communication-bound": (
+    RegimeKind.COMMUNICATION_BOUND: (
         "**Traffic exceeds compute.** The link needs {traffic} just to move the gradients, "
         "but backward lasts only {backward}. No bucketing can hide more communication than "
         "there is computation to hide it behind: overlap hides traffic, it does not reduce "
         "it. Compress, shard, or accumulate gradients over more steps instead."
     ),
+}
+SUGGESTIONS = {
+    Suggestion.LARGER_BUCKETS: " Larger buckets are faster here: the best setting saves {gain}.",
+    Suggestion.SMALLER_BUCKETS: " Smaller buckets are faster here: the best setting saves {gain}.",
+    Suggestion.NONE: " No other bucket size is faster.",
 }
 
 
@@ -410,21 +423,23 @@ class BucketTimeline(pn.viewable.Viewer):
 
     def _readouts(self, s: Schedule) -> None:
         ms = MILLISECONDS
-        r = s.regime_reason
+        r = s.regime
         sizes = ", ".join(
             f"{layers.max()}–{layers.min()}" if len(layers) > 1 else f"{layers[0]}"
             for layers in (np.asarray(b) for b in s.bucket_layers)
         )
         per_transfer = s.overhead_ms / s.n_buckets
         regime_value = {
-            "communication-bound": f"{ms(r['traffic_ms'])} traffic ≥ {ms(r['backward_end_ms'])} "
-            "backward: communication-bound",
-            "latency-bound": f"{ms(r['overhead_ms'])} overhead ≥ {ms(r['traffic_ms'])} "
+            RegimeKind.COMMUNICATION_BOUND: f"{ms(r.traffic_ms)} traffic ≥ "
+            f"{ms(r.backward_end_ms)} backward: communication-bound",
+            RegimeKind.NO_OVERLAP: f"{PERCENT(100 * r.overlap_share)} of transfer time during "
+            "backward: no overlap",
+            RegimeKind.LATENCY_BOUND: f"{ms(r.overhead_ms)} overhead ≥ {ms(r.traffic_ms)} "
             "traffic: latency-bound",
-            "link-saturated": f"{ms(r['last_link_wait_ms'])} queued before the last bucket: "
-            "link-saturated",
-            "overlap-limited": f"{ms(s.exposed_tail)} tail = last transfer: overlap-limited",
-        }[s.regime]
+            RegimeKind.LINK_SATURATED: f"{ms(r.last_link_wait_ms)} queued before the last "
+            "bucket: link-saturated",
+            RegimeKind.OVERLAP_LIMITED: f"{ms(r.tail_ms)} tail = last transfer: overlap-limited",
+        }[r.kind]
         values = {
             "backward_end": ("Backward end", ms(s.backward_end), "layer 1's gradient is ready"),
             "comm_end": ("Communication end", ms(s.comm_end), "the last all-reduce finishes"),
@@ -481,14 +496,17 @@ class BucketTimeline(pn.viewable.Viewer):
 
     def _explain(self, s: Schedule) -> None:
         ms = MILLISECONDS
-        r = s.regime_reason
-        text = EXPLANATIONS[s.regime].format(
-            last=ms(s.bucket_transfer_ms[-1]),
-            overhead=ms(r["overhead_ms"]),
-            traffic=ms(r["traffic_ms"]),
-            wait=ms(r["last_link_wait_ms"]),
-            backward=ms(s.backward_end),
+        r = s.regime
+        text = EXPLANATIONS[r.kind].format(
+            last=ms(r.last_transfer_ms),
+            overhead=ms(r.overhead_ms),
+            traffic=ms(r.traffic_ms),
+            wait=ms(r.last_link_wait_ms),
+            backward=ms(r.backward_end_ms),
+            link=ms(r.link_work_ms),
         )
+        if r.suggestion is not None:
+            text += SUGGESTIONS[r.suggestion].format(gain=ms(r.gain_ms))
         self.explanation.object = text
         desc = PRESET_DESCRIPTIONS.get(self.preset, "Your own settings.")
         self.preset_note.object = f'<div class="ol-hint">{html.escape(desc)}</div>'

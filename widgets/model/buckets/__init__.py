@@ -15,20 +15,24 @@ from .config import DDP_DEFAULT_CAP_MB, MAX_LAYERS, BucketConfig, LayerProfile
 from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
 from .presets import PRESET_DESCRIPTIONS, PRESETS
 from .rates import average_rates
-from .regimes import REGIMES, SATURATION_SHARE
+from .regimes import LATENCY_SHARE, REGIMES, TOLERANCE_MS, Regime, RegimeKind, Suggestion
 from .schedule import Schedule, layer_ready_times, link_schedule, schedule_arrays
 from .sweep import SweepResult, default_caps, sweep_byte_caps, sweep_layers_per_bucket
 
 __all__ = [
     "DDP_DEFAULT_CAP_MB",
+    "LATENCY_SHARE",
     "MAX_LAYERS",
     "PRESETS",
     "PRESET_DESCRIPTIONS",
     "REGIMES",
-    "SATURATION_SHARE",
+    "TOLERANCE_MS",
     "BucketConfig",
     "LayerProfile",
+    "Regime",
+    "RegimeKind",
     "Schedule",
+    "Suggestion",
     "SweepResult",
     "assign_by_cap",
     "assign_by_count",

@@ -165,13 +165,22 @@ class BucketConfig(param.Parameterized):
             "straggler_pct": self.straggler_pct,
         }
 
+    def knob_setting(self) -> float:
+        """The value of the bucketing knob in force: the byte cap, else layers per bucket."""
+        return self.layers_per_bucket if self.bucket_cap_mb is None else self.bucket_cap_mb
+
     def schedule(self) -> Schedule:
-        """The schedule of one step with these settings."""
+        """The schedule of one step with these settings, its regime's suggestion
+        decided against every setting of the knob in force (see ``regimes``)."""
+        from .sweep import knob_best
+
         return schedule_arrays(
             self.backward_profile(),
             self.size_profile(),
             self.assignment(),
             forward_ms=self.forward_ms,
             optimizer_ms=self.optimizer_ms,
+            setting=self.knob_setting(),
+            best=knob_best(self),
             **self.link_settings(),
         )

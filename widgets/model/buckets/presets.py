@@ -52,8 +52,9 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "so more buckets is slower.",
     "Link saturated": "Backward slightly outpaces the link: transfers queue behind each other "
     "and the backlog is exposed.",
-    "Fast compute: transfers queue": "Faster compute and link, same latency: transfers queue "
-    "and traffic is exposed however it is divided.",
+    "Fast compute: transfers queue": "Faster compute and link, same latency: at most bucket "
+    "sizes transfers queue behind each other, and at least 4.30 ms is exposed whatever the "
+    "bucket size.",
     "Traffic exceeds compute": "The link needs longer than backward for all the traffic: "
     "no bucketing hides it.",
     "Embedding layer": "A large first layer is ready last, so its transfer is exposed "

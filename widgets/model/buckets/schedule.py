@@ -19,7 +19,7 @@ import numpy as np
 from .bucketing import check_assignment
 from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
 from .intervals import BucketIntervals, IntervalBuilder, IntervalKind
-from .regimes import REGIMES, SATURATION_SHARE, regime_codes
+from .regimes import KINDS, SUGGESTIONS, Regime, regime_codes, suggestion_codes
 
 
 def layer_ready_times(backward_ms: np.typing.ArrayLike, straggler_pct: float = 0.0) -> np.ndarray:
@@ -104,30 +104,66 @@ def evaluate(
         "last_transfer": last_transfer,
         "last_wait": last_wait,
         "total_transfer": total_transfer,
+        "hidden": hidden,
         "overlap_fraction": hidden / total_transfer,
         "overhead": overhead,
         "traffic": np.full(m, traffic),
-        "regime_code": regime_codes(
-            np.full(m, traffic), np.full(m, backward_end), overhead, last_wait, last_transfer
-        ),
     }
+
+
+def regime_of_row(
+    r: dict[str, np.ndarray],
+    row: int,
+    step: float,
+    setting: float | None = None,
+    best: tuple[float, float] | None = None,
+) -> Regime:
+    """The ``Regime`` of one row of ``evaluate``'s result.
+
+    ``best`` is (setting, step) of the best setting of the bucketing knob and
+    ``setting`` the current one; without them the suggestion is None.
+    """
+    suggestion = None
+    if best is not None and setting is not None:
+        code = suggestion_codes(
+            np.array([setting]), np.array([step]), np.array([best[0]]), np.array([best[1]])
+        )
+        suggestion = SUGGESTIONS[int(code[0])]
+    kind = regime_codes(
+        r["traffic"][row : row + 1],
+        np.array([r["backward_end"]]),
+        r["overhead"][row : row + 1],
+        r["hidden"][row : row + 1],
+        r["last_wait"][row : row + 1],
+        None if suggestion is None else np.array([SUGGESTIONS.index(suggestion)]),
+    )
+    traffic, overhead = float(r["traffic"][row]), float(r["overhead"][row])
+    link_work = float(r["total_transfer"][row])
+    return Regime(
+        kind=KINDS[int(kind[0])],
+        suggestion=suggestion,
+        backward_end_ms=float(r["backward_end"]),
+        traffic_ms=traffic,
+        overhead_ms=overhead,
+        link_work_ms=link_work,
+        overhead_share=overhead / link_work,
+        hidden_ms=float(r["hidden"][row]),
+        overlap_share=float(r["overlap_fraction"][row]),
+        tail_ms=float(r["exposed_tail"][row]),
+        last_transfer_ms=float(r["last_transfer"][row]),
+        last_link_wait_ms=float(r["last_wait"][row]),
+        step_ms=float(step),
+        best_step_ms=None if best is None else float(best[1]),
+        best_setting=None if best is None else float(best[0]),
+    )
 
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
     """One step's bucket schedule. Per-layer arrays have index 0 = layer 1.
 
-    ``regime`` names what sets the step, by the first rule that holds:
-
-    1. ``"communication-bound"``: the bandwidth part of all traffic,
-       ``2(p-1)/p * total MB / bandwidth``, is at least backward time E. It does
-       not depend on the bucketing, so no bucketing hides it.
-    2. ``"latency-bound"``: the per-transfer overhead of all buckets,
-       ``n_buckets * 2(p-1) * latency``, is at least that bandwidth part.
-    3. ``"link-saturated"``: the last bucket waits for the link (transfers queued
-       behind each other) by more than ``SATURATION_SHARE`` of its own transfer,
-       so the tail is the backlog, not just the last transfer.
-    4. ``"overlap-limited"``: otherwise; the tail is about the last transfer.
+    ``regime`` is a ``Regime``: its kind, the suggestion and the numbers that
+    decided them, by the definitions in ``regimes``.
     """
 
     layer_backward_ms: np.ndarray
@@ -153,8 +189,7 @@ class Schedule:
     overhead_ms: float
     traffic_ms: float
     total_transfer_ms: float
-    regime: str
-    regime_reason: dict[str, float]
+    regime: Regime
 
     @property
     def n_layers(self) -> int:
@@ -233,8 +268,14 @@ def schedule_arrays(
     straggler_pct: float = 0.0,
     forward_ms: float = 0.0,
     optimizer_ms: float = 0.0,
+    setting: float | None = None,
+    best: tuple[float, float] | None = None,
 ) -> Schedule:
-    """The schedule from per-layer arrays (index 0 = layer 1) and a bucket per layer."""
+    """The schedule from per-layer arrays (index 0 = layer 1) and a bucket per layer.
+
+    ``setting`` (the bucketing knob's value) and ``best`` ((setting, step) of the
+    knob's best value) let the regime carry a suggestion; see ``regimes``.
+    """
     backward = np.asarray(backward_ms, float)
     grad = np.asarray(grad_mb, float)
     assignment = np.asarray(layer_bucket, dtype=int)
@@ -253,15 +294,7 @@ def schedule_arrays(
     start = r["start"][0, :nb]
     bucket_ready = r["ready"][0, :nb]
     layers = np.arange(1, backward.size + 1)
-    regime = REGIMES[int(r["regime_code"][0])]
-    reason = {
-        "backward_end_ms": backward_end,
-        "traffic_ms": float(r["traffic"][0]),
-        "overhead_ms": float(r["overhead"][0]),
-        "last_transfer_ms": float(r["last_transfer"][0]),
-        "last_link_wait_ms": float(r["last_wait"][0]),
-        "saturation_wait_ms": SATURATION_SHARE * float(r["last_transfer"][0]),
-    }
+    step_time = forward_ms + optimizer_start + optimizer_ms
     return Schedule(
         layer_backward_ms=backward * (1.0 + straggler_pct / 100.0),
         layer_grad_mb=grad,
@@ -281,11 +314,10 @@ def schedule_arrays(
         comm_end=comm_end,
         exposed_tail=float(r["exposed_tail"][0]),
         optimizer_start=optimizer_start,
-        step_time=forward_ms + optimizer_start + optimizer_ms,
+        step_time=step_time,
         overlap_fraction=float(r["overlap_fraction"][0]),
         overhead_ms=float(r["overhead"][0]),
         traffic_ms=float(r["traffic"][0]),
         total_transfer_ms=float(r["total_transfer"][0]),
-        regime=regime,
-        regime_reason=reason,
+        regime=regime_of_row(r, 0, step_time, setting, best),
     )
