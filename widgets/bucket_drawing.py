@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import numpy as np
 from bokeh.models import BoxAnnotation, ColumnDataSource, FactorRange, HoverTool, Range1d, Span
 from bokeh.plotting import figure
 
 from .bucket_text import layers_phrase
 from .model.buckets import Schedule
+from .model.buckets.intervals import IntervalKind
 from .parts import theme
 from .parts.formatting import MILLISECONDS, Quantity
 from .parts.playhead import Playhead
 
 LANES = ["All-reduce", "Link wait", "Bucket fill", "Backward"]
 LANE_OF_KIND = {
-    "backward": LANES[3],
-    "optimizer": LANES[3],
-    "filling": LANES[2],
-    "waiting": LANES[1],
-    "transfer": LANES[0],
+    IntervalKind.BACKWARD: LANES[3],
+    IntervalKind.OPTIMIZER: LANES[3],
+    IntervalKind.FILLING: LANES[2],
+    IntervalKind.LINK_WAIT: LANES[1],
+    IntervalKind.TRANSFER: LANES[0],
 }
 BAR_COLUMNS = ("left", "right", "lane", "label", "kind", "color", "hatch", "detail")
 MB = Quantity("MB", digits=1)
@@ -160,47 +160,42 @@ def sweep_figure(sweep: ColumnDataSource, current: ColumnDataSource, best: Colum
 def bar_columns(s: Schedule) -> dict[str, list]:
     """Every bar on the timeline, with its lane, colour, hatch and hover text."""
     iv = s.to_intervals()
-    palette = theme.CATEGORY
     rows: list[tuple] = []
     ms = MILLISECONDS
 
-    def add(a, b, kind, label, colour, hatch, detail) -> None:
-        rows.append((float(a), float(b), LANE_OF_KIND[kind], label, kind, colour, hatch, detail))
-
     def colour(bucket: int) -> str:
-        return palette[bucket % len(palette)]
+        return theme.CATEGORY[bucket % len(theme.CATEGORY)]
 
-    for a, b, lab, kind in zip(iv.start, iv.end, iv.label, iv.kind, strict=True):
-        if kind == "backward":
-            layer = int(lab.split()[-1])
-            bucket = int(s.layer_bucket[layer - 1])
+    for a, b, label, kind, bucket, layer in zip(
+        iv.start, iv.end, iv.label, iv.kind, iv.bucket, iv.layer, strict=True
+    ):
+        if kind not in LANE_OF_KIND:
+            continue  # the exposed tail is drawn as a band, not a bar
+        fill, hatch = colour(bucket), " "
+        if kind == IntervalKind.BACKWARD:
             detail = (
-                f"{lab} · bucket {bucket} · {ms(a)}–{ms(b)} · "
+                f"{label} · bucket {bucket} · {ms(a)}–{ms(b)} · "
                 f"{MB(s.layer_grad_mb[layer - 1])} of gradient"
             )
-            add(a, b, kind, lab, colour(bucket), " ", detail)
-        elif kind == "transfer":
-            bucket = int(lab.split()[-1])
+        elif kind == IntervalKind.TRANSFER:
             detail = (
-                f"{lab} ({layers_phrase(s.bucket_layers[bucket])}) · "
+                f"{label} ({layers_phrase(s.bucket_layers[bucket])}) · "
                 f"{MB(s.bucket_size_mb[bucket])} · ready {ms(s.bucket_ready[bucket])} · "
                 f"all-reduce {ms(a)}–{ms(b)} ({ms(s.bucket_transfer_ms[bucket])}) · "
                 f"waited {ms(s.bucket_link_wait[bucket])}"
             )
-            add(a, b, kind, lab, colour(bucket), " ", detail)
-        elif kind == "waiting":
-            bucket = int(lab.split()[1])
+        elif kind == IntervalKind.LINK_WAIT:
+            fill, hatch = "#ffffff", "/"
             detail = (
                 f"Bucket {bucket} is ready but waits {ms(b - a)} for the link ({ms(a)}–{ms(b)})"
             )
-            add(a, b, kind, lab, "#ffffff", "/", detail)
-    for b, layers in enumerate(s.bucket_layers):
-        first = s.layer_backward_start[np.asarray(layers).max() - 1]
-        detail = (
-            f"Bucket {b} fills as {layers_phrase(layers)} finish; ready at {ms(s.bucket_ready[b])}"
-        )
-        add(first, s.bucket_ready[b], "filling", f"Bucket {b} filling", colour(b), " ", detail)
-    end = s.optimizer_start + s.optimizer_ms
-    detail = f"Optimizer {ms(s.optimizer_start)}–{ms(end)}"
-    add(s.optimizer_start, end, "optimizer", "Optimizer", "#bbbbbb", "x", detail)
+        elif kind == IntervalKind.FILLING:
+            detail = (
+                f"Bucket {bucket} fills as {layers_phrase(s.bucket_layers[bucket])} finish; "
+                f"ready at {ms(b)}"
+            )
+        else:
+            fill, hatch = "#bbbbbb", "x"
+            detail = f"{label} {ms(a)}–{ms(b)}"
+        rows.append((float(a), float(b), LANE_OF_KIND[kind], label, str(kind), fill, hatch, detail))
     return {name: [row[i] for row in rows] for i, name in enumerate(BAR_COLUMNS)}

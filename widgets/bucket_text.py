@@ -10,38 +10,49 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from .model.buckets import BucketConfig, Schedule, average_rates
+from .model.buckets import BucketConfig, RegimeKind, Schedule, Suggestion, average_rates
 from .model.fluid_queue import FluidQueue
 from .parts.formatting import COUNT, MILLISECONDS, PERCENT
 
 EXPLANATIONS = {
-    "overlap-limited": (
+    RegimeKind.OVERLAP_LIMITED: (
         "**Overlap is doing its job.** Each bucket's all-reduce starts as soon as its last "
         "layer's gradient is ready and runs while earlier layers are still in backward. What "
-        "is left exposed is the last bucket: it holds layer 1, which is ready only when "
+        "is left exposed is the last bucket: it can go only once every gradient is ready, when "
         "backward ends, so its whole transfer ({last} here) comes after. The tail can never "
         "be shorter than that last transfer; smaller buckets shrink it, until per-transfer "
         "overhead takes over."
     ),
-    "latency-bound": (
+    RegimeKind.NO_OVERLAP: (
+        "**Nothing overlaps.** No all-reduce runs while backward does: the first transfer "
+        "starts only when backward ends, so all {link} of link work is exposed. With one "
+        "bucket this is unavoidable; split the gradients into more buckets so the first can "
+        "go while earlier layers are still in backward."
+    ),
+    RegimeKind.LATENCY_BOUND: (
         "**Per-transfer overhead dominates.** Every bucket pays 2(p−1) ring steps of latency "
         "whatever its size: {overhead} of overhead against {traffic} of actual traffic. More, "
         "smaller buckets make the step slower, not faster. Try larger buckets: the sweep below "
-        "shows where the U-shaped curve bottoms out."
+        "marks the best setting."
     ),
-    "link-saturated": (
+    RegimeKind.LINK_SATURATED: (
         "**Transfers queue behind each other.** The link serves buckets one at a time in "
-        "bucket order, and compute produces gradients faster than the link drains them: the "
-        "last bucket waited {wait} for the link before its own {last} transfer. However the "
-        "traffic is divided, the backlog stays exposed; only a faster link or less traffic "
-        "helps."
+        "bucket order, and gradients become ready faster than the link drains them: the "
+        "last bucket waited {wait} for the link before its own {last} transfer, and that "
+        "backlog is part of the tail. Only a faster link or less traffic removes the queue; "
+        "re-cutting the buckets moves it around."
     ),
-    "communication-bound": (
+    RegimeKind.COMMUNICATION_BOUND: (
         "**Traffic exceeds compute.** The link needs {traffic} just to move the gradients, "
         "but backward lasts only {backward}. No bucketing can hide more communication than "
         "there is computation to hide it behind: overlap hides traffic, it does not reduce "
         "it. Compress, shard, or accumulate gradients over more steps instead."
     ),
+}
+SUGGESTIONS = {
+    Suggestion.LARGER_BUCKETS: " Larger buckets are faster here: the best setting saves {gain}.",
+    Suggestion.SMALLER_BUCKETS: " Smaller buckets are faster here: the best setting saves {gain}.",
+    Suggestion.NONE: " No other bucket size is faster.",
 }
 
 
@@ -59,16 +70,18 @@ def layers_phrase(layers: np.ndarray) -> str:
 def readout_values(s: Schedule) -> dict[str, tuple[str, str, str]]:
     """Label, value and note of each readout (the elapsed time is live, so not here)."""
     ms = MILLISECONDS
-    r = s.regime_reason
+    r = s.regime
     regime_value = {
-        "communication-bound": f"{ms(r['traffic_ms'])} traffic ≥ {ms(r['backward_end_ms'])} "
-        "backward: communication-bound",
-        "latency-bound": f"{ms(r['overhead_ms'])} overhead ≥ {ms(r['traffic_ms'])} "
+        RegimeKind.COMMUNICATION_BOUND: f"{ms(r.traffic_ms)} traffic ≥ "
+        f"{ms(r.backward_end_ms)} backward: communication-bound",
+        RegimeKind.NO_OVERLAP: f"{PERCENT(100 * r.overlap_share)} of transfer time during "
+        "backward: no overlap",
+        RegimeKind.LATENCY_BOUND: f"{ms(r.overhead_ms)} overhead ≥ {ms(r.traffic_ms)} "
         "traffic: latency-bound",
-        "link-saturated": f"{ms(r['last_link_wait_ms'])} queued before the last bucket: "
-        "link-saturated",
-        "overlap-limited": f"{ms(s.exposed_tail)} tail = last transfer: overlap-limited",
-    }[s.regime]
+        RegimeKind.LINK_SATURATED: f"{ms(r.last_link_wait_ms)} queued before the last "
+        "bucket: link-saturated",
+        RegimeKind.OVERLAP_LIMITED: f"{ms(r.tail_ms)} tail = last transfer: overlap-limited",
+    }[r.kind]
     sizes = ", ".join(layer_span(b) for b in s.bucket_layers)
     return {
         "backward_end": ("Backward end", ms(s.backward_end), "layer 1's gradient is ready"),
@@ -102,14 +115,18 @@ def readout_values(s: Schedule) -> dict[str, tuple[str, str, str]]:
 def explanation(s: Schedule) -> str:
     """The regime's explanation (Markdown), with this schedule's numbers."""
     ms = MILLISECONDS
-    r = s.regime_reason
-    return EXPLANATIONS[s.regime].format(
-        last=ms(s.bucket_transfer_ms[-1]),
-        overhead=ms(r["overhead_ms"]),
-        traffic=ms(r["traffic_ms"]),
-        wait=ms(r["last_link_wait_ms"]),
-        backward=ms(s.backward_end),
+    r = s.regime
+    text = EXPLANATIONS[r.kind].format(
+        last=ms(r.last_transfer_ms),
+        overhead=ms(r.overhead_ms),
+        traffic=ms(r.traffic_ms),
+        wait=ms(r.last_link_wait_ms),
+        backward=ms(r.backward_end_ms),
+        link=ms(r.link_work_ms),
     )
+    if r.suggestion is not None:
+        text += SUGGESTIONS[r.suggestion].format(gain=ms(r.gain_ms))
+    return text
 
 
 def description(s: Schedule) -> str:

@@ -197,18 +197,6 @@ class Intervals:
     def __len__(self) -> int:
         return len(self.start)
 
-    @property
-    def duration(self) -> np.ndarray:
-        """End minus start of each interval."""
-        return self.end - self.start
-
-    def on(self, lane: str) -> Intervals:
-        """The intervals on one lane."""
-        sel = self.lane == lane
-        return Intervals(
-            self.start[sel], self.end[sel], self.lane[sel], self.label[sel], self.kind[sel]
-        )
-
     def revealed(self, t: float) -> Intervals:
         """The intervals as far as they have happened by time ``t`` (see ``revealed_spans``)."""
         keep, end = revealed_spans(self.start, self.end, t)

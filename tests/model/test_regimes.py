@@ -1,0 +1,317 @@
+"""Regimes never contradict the numbers: hand-found cases, every preset, random configurations.
+
+Every check recomputes the deciding numbers from the schedule's own arrays (not
+from the ``Regime`` record) and the suggestion from the whole sweep, then
+asserts the label and the suggestion follow the definitions in
+``widgets.model.buckets.regimes``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from widgets.model.buckets import (
+    LATENCY_SHARE,
+    PRESET_DESCRIPTIONS,
+    PRESETS,
+    TOLERANCE_MS,
+    BucketConfig,
+    RegimeKind,
+    Schedule,
+    Suggestion,
+    SweepResult,
+    ring_overhead_ms,
+    ring_traffic_ms,
+    sweep_layers_per_bucket,
+)
+
+K = RegimeKind
+REL = 1e-9
+
+
+def schedule_at(config: BucketConfig, k: int) -> Schedule:
+    config.layers_per_bucket = k
+    config.bucket_cap_mb = None
+    return config.schedule()
+
+
+def check_consistent(config: BucketConfig, s: Schedule, sweep: SweepResult) -> None:
+    """The regime and suggestion of ``s`` follow from its numbers and the sweep."""
+    r = s.regime
+    tol = TOLERANCE_MS
+    # The deciding numbers, recomputed from the schedule's arrays.
+    E = s.backward_end
+    W = float(ring_traffic_ms(s.bucket_size_mb.sum(), config.ranks, config.bandwidth))
+    # O for overhead, as in the regimes docstring.
+    O = s.n_buckets * float(ring_overhead_ms(config.ranks, config.latency_ms))  # noqa: E741
+    L = float(s.bucket_transfer_ms.sum())
+    hidden = float(np.clip(np.minimum(s.bucket_end, E) - s.bucket_start, 0, None).sum())
+    last_wait = float(s.bucket_link_wait[-1])
+    last_transfer = float(s.bucket_transfer_ms[-1])
+    tail = s.exposed_tail
+    assert pytest.approx(W + O, rel=REL, abs=1e-9) == L
+    for got, want in [
+        (r.backward_end_ms, E),
+        (r.traffic_ms, W),
+        (r.overhead_ms, O),
+        (r.link_work_ms, L),
+        (r.hidden_ms, hidden),
+        (r.overlap_share, hidden / L),
+        (r.overhead_share, O / L),
+        (r.tail_ms, tail),
+        (r.last_transfer_ms, last_transfer),
+        (r.last_link_wait_ms, last_wait),
+        (r.step_ms, s.step_time),
+    ]:
+        assert got == pytest.approx(want, rel=REL, abs=1e-9)
+    # The last bucket goes when backward ends: the tail is its wait plus its transfer.
+    assert tail == pytest.approx(last_wait + last_transfer, rel=REL, abs=1e-9)
+
+    # The suggestion, from every setting of the knob.
+    k = config.layers_per_bucket
+    steps = sweep.step_time
+    larger_faster = bool(np.any(steps[k:] < s.step_time - tol))
+    smaller_faster = bool(np.any(steps[: k - 1] < s.step_time - tol))
+    best = sweep.best_setting
+    if r.suggestion == Suggestion.LARGER_BUCKETS:
+        assert larger_faster and best > k
+    elif r.suggestion == Suggestion.SMALLER_BUCKETS:
+        assert smaller_faster and best < k
+    else:
+        assert r.suggestion == Suggestion.NONE
+        assert not larger_faster and not smaller_faster
+    assert r.best_step_ms == pytest.approx(steps.min(), rel=1e-12)
+    assert r.gain_ms == pytest.approx(s.step_time - steps.min(), rel=REL, abs=1e-9)
+
+    # The label: the first definition that holds, and each one's promise kept.
+    expected = (
+        K.COMMUNICATION_BOUND
+        if W >= E
+        else K.NO_OVERLAP
+        if hidden <= tol
+        else K.LATENCY_BOUND
+        if O >= LATENCY_SHARE * L and r.suggestion == Suggestion.LARGER_BUCKETS
+        else K.LINK_SATURATED
+        if last_wait > tol
+        else K.OVERLAP_LIMITED
+    )
+    assert r.kind == expected, r
+    if r.kind == K.COMMUNICATION_BOUND:
+        assert tail >= W - E - 1e-9  # no bucketing hides it
+    if r.kind == K.NO_OVERLAP:
+        assert tail >= L - tol - 1e-9  # the whole link work is exposed
+    if r.kind == K.LATENCY_BOUND:
+        assert O >= W and larger_faster  # "try larger buckets" is true
+    if r.kind == K.LINK_SATURATED:
+        assert tail - last_transfer > tol  # "tail = last transfer" would be false
+    if r.kind == K.OVERLAP_LIMITED:
+        assert abs(tail - last_transfer) <= tol  # "tail = last transfer" is true
+    # Sweep row and single schedule agree.
+    assert sweep.regime[k - 1] == r.kind
+    assert sweep.suggestion[k - 1] == r.suggestion
+
+
+# --- issue 7 §1: the cases found by hand -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["Overlap works", "Link saturated", "Latency-bound"])
+def test_one_bucket_is_no_overlap_not_overlap_limited(name: str) -> None:
+    c = BucketConfig.from_preset(name)
+    s = schedule_at(c, 12)
+    assert s.overlap_fraction == 0.0
+    assert s.regime.kind == K.NO_OVERLAP
+    assert s.regime.suggestion == Suggestion.SMALLER_BUCKETS
+    if name == "Overlap works":
+        assert s.exposed_tail == pytest.approx(21.7, rel=REL)  # 0.7 + 1.75 * 300 / 25
+
+
+def test_embedding_one_per_bucket_does_not_claim_tail_equals_last_transfer() -> None:
+    s = schedule_at(BucketConfig.from_preset("Embedding layer"), 1)
+    # Layer 1: 0.7 + 1.75 * 200 / 50 = 7.70 ms, ready at 23. Layer 2's bucket
+    # (0.7 + 0.875 = 1.575 ms) starts at 22 + ... and the queue ahead of layer 1 ends at
+    # 23.575: layer 1 waits 0.575 ms, so the tail is 8.275 ms, not 7.70.
+    assert s.bucket_transfer_ms[-1] == pytest.approx(7.7, rel=REL)
+    assert s.exposed_tail == pytest.approx(8.275, rel=REL)
+    assert s.regime.last_link_wait_ms == pytest.approx(0.575, rel=REL)
+    assert s.regime.kind == K.LINK_SATURATED
+
+
+def test_latency_bound_at_the_sweeps_best_does_not_say_try_larger_buckets() -> None:
+    c = BucketConfig.from_preset("Latency-bound")
+    sweep = sweep_layers_per_bucket(c)
+    assert sweep.best_setting == 2
+    s = schedule_at(c, 2)
+    assert np.all(sweep.step_time[2:] > s.step_time)  # every larger setting is slower
+    # 6 buckets of 10 MB: T = 2.8 + 0.7 = 3.5 ms, ready every 4 ms: no queue.
+    assert s.exposed_tail == pytest.approx(3.5, rel=REL) == s.bucket_transfer_ms[-1]
+    assert s.regime.suggestion == Suggestion.NONE
+    assert s.regime.kind == K.OVERLAP_LIMITED
+    # The preset itself (1 per bucket) is latency-bound, and larger really is faster.
+    first = schedule_at(c, 1)
+    assert first.regime.kind == K.LATENCY_BOUND
+    assert first.regime.suggestion == Suggestion.LARGER_BUCKETS
+    assert first.regime.best_step_ms == pytest.approx(41.5, rel=REL)
+
+
+def test_labels_along_the_overlap_works_sweep() -> None:
+    c = BucketConfig.from_preset("Overlap works")
+    sweep = sweep_layers_per_bucket(c)
+    S, OL, N = K.LINK_SATURATED, K.OVERLAP_LIMITED, K.NO_OVERLAP
+    assert list(sweep.regime) == [S, S, OL, OL, S, OL, S, S, S, S, S, N]
+    # Where the label changes, the deciding number changed character: k = 4 and 6
+    # leave the last bucket (3 and 6 layers) alone on the link, k = 5 leaves a 2-layer
+    # bucket queued 5.45 ms behind a 5-layer one (ready at 20, 9.45 ms long).
+    waits = [schedule_at(c, k).regime.last_link_wait_ms for k in (4, 5, 6)]
+    np.testing.assert_allclose(waits, [0.0, 5.45, 0.0], atol=1e-9)
+    assert sweep.last_bucket_layers.tolist() == [1, 2, 3, 4, 2, 6, 5, 4, 3, 2, 1, 12]
+
+
+def test_labels_follow_the_numbers_along_every_preset_sweep() -> None:
+    """Adjacent settings share a label exactly when their deciding facts agree."""
+    for name in PRESETS:
+        c = BucketConfig.from_preset(name)
+        facts = []
+        for k in range(1, c.n_layers + 1):
+            r = schedule_at(c, k).regime
+            facts.append(
+                (
+                    r.traffic_ms >= r.backward_end_ms,
+                    r.hidden_ms <= TOLERANCE_MS,
+                    r.overhead_share >= LATENCY_SHARE and r.suggestion == Suggestion.LARGER_BUCKETS,
+                    r.last_link_wait_ms > TOLERANCE_MS,
+                    r.kind,
+                )
+            )
+        for a, b in itertools.pairwise(facts):
+            if a[:4] == b[:4]:
+                assert a[4] == b[4], name
+
+
+def test_link_saturated_preset_is_saturated_at_every_split() -> None:
+    sweep = sweep_layers_per_bucket(BucketConfig.from_preset("Link saturated"))
+    assert set(sweep.regime[:-1]) == {K.LINK_SATURATED}  # 12 per bucket: no overlap
+    assert sweep.regime[-1] == K.NO_OVERLAP
+
+
+def test_fast_compute_description_matches_its_sweep() -> None:
+    c = BucketConfig.from_preset("Fast compute: transfers queue")
+    sweep = sweep_layers_per_bucket(c)
+    desc = PRESET_DESCRIPTIONS["Fast compute: transfers queue"]
+    assert "at most bucket sizes transfers queue" in desc and "at least 4.30 ms" in desc
+    saturated = np.sum(sweep.regime == K.LINK_SATURATED)
+    assert saturated > len(sweep.setting) / 2  # "at most bucket sizes"
+    assert f"{sweep.exposed_tail.min():.2f}" == "4.30"  # k = 3: 3 buckets queue, 4.30 ms
+
+
+def test_sawtooth_numbers_of_the_latency_bound_sweep() -> None:
+    sweep = sweep_layers_per_bucket(BucketConfig.from_preset("Latency-bound"))
+    np.testing.assert_allclose(
+        sweep.step_time,
+        [53.8, 41.5, 41.85, 42.2, 42.05, 42.9, 42.55, 42.2, 41.85, 43.8, 45.8, 45.0],
+        rtol=1e-12,
+    )
+    # ceil(12 / k) buckets: equal counts repeat, the last bucket's size moves.
+    assert sweep.n_buckets.tolist() == [12, 6, 4, 3, 3, 2, 2, 2, 2, 2, 2, 1]
+    assert sweep.last_bucket_layers.tolist() == [1, 2, 3, 4, 2, 6, 5, 4, 3, 2, 1, 12]
+    np.testing.assert_allclose(sweep.last_bucket_mb, 5.0 * sweep.last_bucket_layers)
+
+
+# --- every preset x every bucket size ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_and_bucket_size_is_consistent(name: str) -> None:
+    c = BucketConfig.from_preset(name)
+    sweep = sweep_layers_per_bucket(c)
+    for k in range(1, c.n_layers + 1):
+        check_consistent(c, schedule_at(c, k), sweep)
+
+
+# --- random configurations ---------------------------------------------------------------
+
+positive = st.floats(0.05, 50.0, allow_nan=False)
+
+
+@st.composite
+def configs(draw) -> BucketConfig:
+    """Random configurations: any profile, link and bucket size."""
+    n = draw(st.integers(2, 12), label="layers")
+    k = draw(st.integers(1, n), label="layers per bucket")
+    return BucketConfig(
+        n_layers=n,
+        layers_per_bucket=k,
+        layer_backward_ms=np.array(draw(st.lists(positive, min_size=n, max_size=n))),
+        layer_grad_mb=np.array(draw(st.lists(positive, min_size=n, max_size=n))),
+        ranks=draw(st.integers(2, 64)),
+        bandwidth=draw(st.floats(0.05, 500.0)),
+        latency_ms=draw(st.sampled_from([0.0, 0.001, 0.01, 0.05, 0.2, 1.0])),
+        straggler_pct=draw(st.sampled_from([0.0, 0.0, 25.0, 100.0])),
+        forward_ms=draw(st.floats(0.0, 20.0)),
+        optimizer_ms=draw(st.floats(0.0, 5.0)),
+    )
+
+
+@st.composite
+def saturated_configs(draw) -> BucketConfig:
+    """Link-saturated by construction: uniform layers, two or more buckets, traffic a
+    share u < 1 of backward (so not communication-bound) and per-transfer overhead
+    making each transfer (1 + v) times the backward between two buckets' ready times,
+    so every bucket after the first waits for the link."""
+    n = draw(st.integers(2, 12), label="layers")
+    k = draw(st.integers(1, n // 2), label="layers per bucket")
+    # Ranges that keep the derived bandwidth and latency inside their bounds.
+    b = draw(st.floats(0.1, 5.0), label="backward per layer")
+    size = draw(st.floats(0.5, 50.0), label="size per layer")
+    ranks = draw(st.integers(2, 64))
+    u = draw(st.floats(0.2, 0.95), label="traffic / backward")
+    v = draw(st.floats(0.05, 1.0), label="transfer / gap - 1")
+    gap = k * b
+    bandwidth = float(ring_traffic_ms(k * size, ranks, 1.0)) / (u * gap)
+    latency = (1.0 - u + v) * gap / float(ring_overhead_ms(ranks, 1.0))
+    return BucketConfig(
+        n_layers=n,
+        layers_per_bucket=k,
+        backward_ms=b,
+        grad_mb=size,
+        ranks=ranks,
+        bandwidth=bandwidth,
+        latency_ms=latency,
+        forward_ms=draw(st.floats(0.0, 20.0)),
+        optimizer_ms=draw(st.floats(0.0, 5.0)),
+    )
+
+
+@settings(max_examples=1500, deadline=None)
+@given(configs())
+def test_random_configurations_are_consistent(c: BucketConfig) -> None:
+    s = c.schedule()
+    event(f"regime: {s.regime.kind}")
+    event(f"suggestion: {s.regime.suggestion}")
+    event("buckets: one" if s.n_buckets == 1 else "buckets: several")
+    check_consistent(c, s, sweep_layers_per_bucket(c))
+
+
+@settings(max_examples=800, deadline=None)
+@given(saturated_configs())
+def test_saturated_configurations_are_consistent(c: BucketConfig) -> None:
+    s = c.schedule()
+    # The strategy does what it says: several buckets, every one after the first
+    # waits for the link, and the traffic alone fits in backward.
+    assert s.n_buckets >= 2
+    assert np.all(s.bucket_link_wait[1:] > 0)
+    assert s.regime.kind != K.COMMUNICATION_BOUND
+    event(f"regime: {s.regime.kind}")
+    check_consistent(c, s, sweep_layers_per_bucket(c))
+
+
+@settings(max_examples=300, deadline=None)
+@given(configs())
+def test_every_row_of_a_random_sweep_is_consistent(c: BucketConfig) -> None:
+    sweep = sweep_layers_per_bucket(c)
+    for k in range(1, c.n_layers + 1):
+        check_consistent(c, schedule_at(c, k), sweep)

@@ -1,0 +1,64 @@
+"""Presets: one configuration per regime, each setting every parameter."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import BucketConfig
+
+_DEFAULTS = {
+    name: BucketConfig.param[name].default for name in BucketConfig.param if name != "name"
+}
+
+
+def _preset(**overrides) -> dict:
+    return {**_DEFAULTS, **overrides}
+
+
+def _frozen(values: list[float]) -> np.ndarray:
+    a = np.array(values, float)
+    a.flags.writeable = False
+    return a
+
+
+# Each preset sets every parameter, so applying one never inherits a profile or a
+# cap from the previous preset. The regime each one shows is checked by the tests.
+PRESETS: dict[str, dict] = {
+    # Each bucket's 5.95 ms transfer fits in the 6 ms of backward that follows it.
+    "Overlap works": _preset(),
+    # 12 buckets each pay 2(p-1) x 0.2 = 2.8 ms of latency for 0.35 ms of traffic.
+    "Latency-bound": _preset(layers_per_bucket=1, latency_ms=0.2, grad_mb=5.0),
+    # Backward 10% faster on the same link: each 5.95 ms transfer gets 5.4 ms.
+    "Link saturated": _preset(backward_ms=1.8),
+    # Compute and link both twice as fast, but latency per step stays the same.
+    "Fast compute: transfers queue": _preset(
+        backward_ms=1.0, bandwidth=50.0, forward_ms=6.0, optimizer_ms=1.0
+    ),
+    # 21 ms of traffic against 12 ms of backward.
+    "Traffic exceeds compute": _preset(backward_ms=1.0),
+    # Layer 1 is an embedding: cheap backward, 200 MB of gradient, ready last.
+    "Embedding layer": _preset(
+        bandwidth=50.0,
+        layer_backward_ms=_frozen([1.0] + [2.0] * 11),
+        layer_grad_mb=_frozen([200.0] + [25.0] * 11),
+    ),
+    # "Link saturated" with one rank 50% slower: the link keeps up, the step does not.
+    "Straggler": _preset(backward_ms=1.8, straggler_pct=50.0),
+}
+
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "Overlap works": "Transfers hide behind backward; only the last bucket's transfer is exposed.",
+    "Latency-bound": "Tiny buckets on a high-latency link: per-transfer overhead dominates, "
+    "so more buckets is slower.",
+    "Link saturated": "Backward slightly outpaces the link: transfers queue behind each other "
+    "and the backlog is exposed.",
+    "Fast compute: transfers queue": "Faster compute and link, same latency: at most bucket "
+    "sizes transfers queue behind each other, and at least 4.30 ms is exposed whatever the "
+    "bucket size.",
+    "Traffic exceeds compute": "The link needs longer than backward for all the traffic: "
+    "no bucketing hides it.",
+    "Embedding layer": "A large first layer is ready last, so its transfer is exposed "
+    "whatever the bucketing.",
+    "Straggler": "One rank's backward is 50% slower: every rank waits for it, the link "
+    "catches up, and the step is longer.",
+}
