@@ -113,33 +113,26 @@ class QueueLab(Widget):
         line = fig.line("x", "y", source=shown_run, line_color=theme.BLUE, line_width=3)
         # Dots at the kinks and at the playhead: at time zero the start is visible too.
         fig.scatter("x", "y", source=shown_run, size=7, fill_color=theme.BLUE, line_color="white")
-        fig.scatter(
-            "x",
-            "y",
-            source=self.edit_source,
-            marker="diamond",
-            size=13,
-            fill_color=theme.GREEN,
-            line_color="white",
-        )
-        predicted = fig.scatter(
-            "x",
-            "y",
-            source=self.prediction_source,
-            marker="inverted_triangle",
-            size=15,
-            fill_color=theme.VERMILLION,
-            line_color="white",
-        )
-        actual = fig.scatter(
-            "x",
-            "y",
-            source=shown_actual,
-            marker="circle",
-            size=12,
-            fill_color="white",
-            line_color=theme.INK,
-            line_width=2.5,
+        # Rate changes, predictions and outcomes: each its own marker shape, not just colour.
+        _, predicted, actual = (
+            fig.scatter("x", "y", source=source, line_color=edge, **style)
+            for source, edge, style in (
+                (
+                    self.edit_source,
+                    "white",
+                    {"marker": "diamond", "size": 13, "fill_color": theme.GREEN},
+                ),
+                (
+                    self.prediction_source,
+                    "white",
+                    {"marker": "inverted_triangle", "size": 15, "fill_color": theme.VERMILLION},
+                ),
+                (
+                    shown_actual,
+                    theme.INK,
+                    {"marker": "circle", "size": 12, "fill_color": "white", "line_width": 2.5},
+                ),
+            )
         )
         self.playhead.add_to(fig, line_color=theme.INK, line_width=2, line_alpha=0.8)
         fig.add_tools(
