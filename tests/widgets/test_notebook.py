@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import panel as pn
 import pytest
 from bokeh.document import Document
@@ -23,13 +20,3 @@ def test_a_widget_renders_and_can_be_shown_twice(make) -> None:
     readouts = [m for m in first.references() if isinstance(m, Div) and "ol-readout" in m.text]
     assert readouts, "the readouts are part of the rendered document"
     assert second is not first
-
-
-def test_the_model_imports_without_panel_or_bokeh() -> None:
-    code = (
-        "import sys, widgets.model.buckets, widgets.model.fluid_queue, widgets.model.timeline\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('panel', 'bokeh'))\n"
-        "assert not bad, bad"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr

@@ -1,0 +1,50 @@
+"""The layers hold: lower layers import nothing from the ones above them.
+
+Each check runs in a fresh interpreter, so nothing another test imported hides
+an import the module under test would make.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+VIEW_LIBRARIES = ("panel", "bokeh")
+
+
+@pytest.mark.parametrize(
+    "modules",
+    [
+        # The numbers: numpy and param only.
+        "widgets.model.buckets, widgets.model.fluid_queue, widgets.model.timeline, "
+        "widgets.model.settings",
+        # Lessons are parsed and checked without a view (the registry imports none).
+        "lessons, lessons.check, widgets.registry",
+        # URL settings and text parsing are plain Python.
+        "widgets.url_state, widgets.parts.parsing, widgets.parts.formatting",
+    ],
+)
+def test_imports_no_view_library(modules: str) -> None:
+    code = (
+        f"import sys, {modules}\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {VIEW_LIBRARIES!r})\n"
+        "assert not bad, bad\n"
+        "views = sorted(m for m in sys.modules if m in "
+        "('widgets.base', 'widgets.queue_lab', 'widgets.bucket_timeline'))\n"
+        "assert not views, views"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_view_library_check_can_fail() -> None:
+    # The same check on a module that does import Panel must fail.
+    code = (
+        "import sys, widgets.base\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {VIEW_LIBRARIES!r})\n"
+        "assert not bad, bad"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode != 0
