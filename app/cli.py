@@ -7,6 +7,8 @@ import logging
 
 import panel as pn
 
+from .serving import CHECK_UNUSED_SESSIONS_MS, UNUSED_SESSION_LIFETIME_MS
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
@@ -30,27 +32,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker processes sharing the port (0: one per core); each session is "
         "built in one process, so a large class wants one per core",
     )
+    serve.add_argument(
+        "--prefix",
+        default="",
+        metavar="PATH",
+        help="serve every route under this path, e.g. /widgets behind a proxy (default: none)",
+    )
+    serve.add_argument(
+        "--use-xheaders",
+        action="store_true",
+        help="trust X-Forwarded-For/-Proto and X-Real-Ip from a reverse proxy in front",
+    )
+    serve.add_argument(
+        "--unused-session-lifetime",
+        type=int,
+        default=UNUSED_SESSION_LIFETIME_MS,
+        metavar="MS",
+        help="destroy a session this long after its page closed "
+        f"(default {UNUSED_SESSION_LIFETIME_MS})",
+    )
+    serve.add_argument(
+        "--check-unused-sessions",
+        type=int,
+        default=CHECK_UNUSED_SESSIONS_MS,
+        metavar="MS",
+        help=f"how often to look for closed sessions (default {CHECK_UNUSED_SESSIONS_MS})",
+    )
     serve.add_argument("--show", action="store_true", help="open a browser on the index")
     return parser
 
 
-def serve(port: int, address: str, origins: list[str], show: bool, num_procs: int = 1) -> None:
-    """Serve every route until interrupted."""
+def serve(port: int, address: str, origins: list[str], show: bool, num_procs: int = 1, **options):
+    """Serve every route until interrupted (``options``: see :func:`app.serving.server_options`)."""
     from .routes import build_routes
+    from .serving import configure_process, server_options, warm
 
     pn.extension(inline=False)
-    local = [f"localhost:{port}", f"127.0.0.1:{port}", f"{address}:{port}"]
+    configure_process()
+    routes = build_routes()
+    warm(routes)
     pn.serve(
-        build_routes(),
-        port=port,
-        address=address,
-        websocket_origin=sorted(set(local + origins)),
+        routes,
         show=show,
         title="overlap-lab",
         static_dirs={},
-        unused_session_lifetime=15_000,
-        check_unused_sessions=5_000,
-        num_procs=num_procs,
+        **server_options(
+            port=port, address=address, origins=origins, num_procs=num_procs, **options
+        ),
     )
 
 
@@ -59,7 +87,17 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
-        serve(args.port, args.address, args.allow_websocket_origin, args.show, args.num_procs)
+        serve(
+            args.port,
+            args.address,
+            args.allow_websocket_origin,
+            args.show,
+            args.num_procs,
+            prefix=args.prefix,
+            use_xheaders=args.use_xheaders,
+            unused_session_lifetime=args.unused_session_lifetime,
+            check_unused_sessions=args.check_unused_sessions,
+        )
 
 
 if __name__ == "__main__":

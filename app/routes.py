@@ -13,6 +13,7 @@ from widgets.registry import WIDGETS, WidgetSpec
 
 from .lesson_page import lesson_body
 from .page import page
+from .serving import show_loading
 
 
 def _query() -> dict:
@@ -110,9 +111,11 @@ def lesson_page(lesson: Lesson) -> pn.viewable.Viewable:
 
 
 def _session(build):
-    """A route that first anchors a script-tag embed's resources at this server."""
+    """A route that shows a loading notice and anchors a script-tag embed's resources here."""
 
     def serve() -> pn.viewable.Viewable:
+        if pn.state.curdoc is not None:
+            show_loading(pn.state.curdoc)
         embed_url = _script_embed_url()
         if embed_url is not None:
             _serve_resources_from(embed_url)

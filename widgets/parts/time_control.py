@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import panel as pn
+from panel.io.state import set_curdoc
 
 from ..model.timeline import Clock
 
+# ``source`` is the button's own model: passing the button in ``args`` would make
+# Panel's class-level callback registry (weak keys, strong values) keep it alive.
 _REFOCUS_JS = """
+const btn = source;
 if (!btn.__pressed) return;
 // The redraw may land some frames later on a busy machine: keep trying for about a second.
 let frames = 0;
@@ -21,6 +26,29 @@ const refocus = () => {
 };
 requestAnimationFrame(refocus);
 """
+
+
+class _Timeout:
+    """A one-shot timeout on a served document that ``stop()`` cancels outright.
+
+    A stopped periodic callback keeps its pending sleep, and through it the
+    whole session, alive until its period ends; a cancelled timeout does not.
+    """
+
+    def __init__(self, doc, callback: Callable[[], None], ms: int):
+        self._doc, self._callback = doc, callback
+        self._handle = doc.add_timeout_callback(self._fire, ms)
+
+    def _fire(self) -> None:
+        self._handle = None
+        with set_curdoc(self._doc):
+            self._callback()
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            with contextlib.suppress(ValueError):  # already fired or removed with the session
+                self._doc.remove_timeout_callback(self._handle)
+            self._handle = None
 
 
 class TimeControl(pn.viewable.Viewer):
@@ -48,8 +76,8 @@ class TimeControl(pn.viewable.Viewer):
         self.step_button = pn.widgets.Button(label="Step", color="default", width=90)
         # Bokeh redraws a button whose label changes, which drops keyboard focus;
         # give it back when nothing else took it, so Space toggles Play/Pause.
-        self.play_button.js_on_click(args={"btn": self.play_button}, code="btn.__pressed = true;")
-        self.play_button.jscallback(args={"btn": self.play_button}, label=_REFOCUS_JS)
+        self.play_button.js_on_click(code="source.__pressed = true;")
+        self.play_button.jscallback(label=_REFOCUS_JS)
         self.reset_button.on_click(lambda _: self.reset())
         self.play_button.on_click(lambda _: self.toggle())
         self.step_button.on_click(lambda _: self.step())
@@ -96,6 +124,10 @@ class TimeControl(pn.viewable.Viewer):
         if not self.clock.playing:
             return
         ms = max(1, int(self.clock.wall_seconds_to_end() * 1000) + 1)
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            self._end_timer = _Timeout(doc, self._reached_end, ms)
+            return
         try:
             self._end_timer = pn.state.add_periodic_callback(self._reached_end, period=ms, count=1)
         except RuntimeError:

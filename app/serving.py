@@ -1,0 +1,138 @@
+"""How ``overlap-lab serve`` runs many sessions: server options, process settings, loading page.
+
+Everything here is the same for every learner, so it is done once per process.
+Bokeh's server takes its session options under their full names
+(``unused_session_lifetime_milliseconds``); :func:`server_options` is the one
+place that spells them.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+from collections.abc import Callable, Mapping
+
+import panel as pn
+
+log = logging.getLogger("overlap-lab")
+
+#: A closed page's session is destroyed this long after its websocket closed (ms).
+UNUSED_SESSION_LIFETIME_MS = 15_000
+#: How often the server looks for such sessions (ms).
+CHECK_UNUSED_SESSIONS_MS = 5_000
+#: Set to 1 only in tests: serves ``/_test/sessions`` (see :mod:`app.testhooks`).
+TEST_HOOKS_ENV = "OVERLAP_LAB_TEST_HOOKS"
+
+LOADING_CSS = """
+#ol-loading { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: #1f2328; max-width: 1280px; margin: 48px auto; padding: 0 16px;
+  display: flex; align-items: center; gap: 12px; }
+#ol-loading .ol-spinner { width: 20px; height: 20px; border-radius: 50%;
+  border: 3px solid #d0d7de; border-top-color: #0072B2; animation: ol-spin 0.9s linear infinite; }
+@keyframes ol-spin { to { transform: rotate(360deg); } }
+@media (prefers-reduced-motion: reduce) { #ol-loading .ol-spinner { animation: none; } }
+"""
+#: Shown by the served HTML at once and removed when the document has rendered.
+LOADING_HTML = (
+    '<div id="ol-loading" role="status" aria-live="polite">'
+    '<span class="ol-spinner" aria-hidden="true"></span><span>Loading…</span></div>'
+)
+_REMOVE_LOADING_JS = "const el = document.getElementById('ol-loading'); if (el) el.remove();"
+
+
+def configure_process() -> None:
+    """Settings that make every session cheaper; call once, before serving.
+
+    - Bokeh validates each new document (warnings only, about 10 % of a build);
+      the test suite validates every route's document instead
+      (``tests/test_serving.py``).
+    - Panel adds a BrowserInfo model to every page, which the browser then
+      patches seven times; nothing here reads it.
+    """
+    from bokeh.settings import settings
+
+    settings.perform_document_validation.set_value(False)
+    pn.config.browser_info = False
+
+
+def loading_template():
+    """Panel's page template with a static "Loading…" notice before the document's roots."""
+    from panel.io.resources import _env
+
+    return _env.from_string(
+        '{% extends "base.html" %}'
+        "{% block postamble %}{{ super() }}<style>" + LOADING_CSS + "</style>{% endblock %}"
+        "{% block contents %}" + LOADING_HTML + "{{ super() }}{% endblock %}"
+    )
+
+
+_TEMPLATE = None
+
+
+def show_loading(doc) -> None:
+    """Serve ``doc`` with the loading notice, removed once the page has rendered."""
+    global _TEMPLATE
+    from bokeh.models import CustomJS
+
+    if _TEMPLATE is None:
+        _TEMPLATE = loading_template()
+    doc.template = _TEMPLATE
+    doc.js_on_event("document_ready", CustomJS(code=_REMOVE_LOADING_JS))
+
+
+def warm(routes: Mapping[str, Callable[[], object]]) -> None:
+    """Build every route once, then freeze what survives out of the garbage collector's sight.
+
+    The first session of a route pays for imports and caches; paying it at
+    start-up keeps it off the first learner. ``gc.freeze()`` then moves the
+    long-lived start-up objects (modules, classes, caches) to a permanent
+    generation, so the collections that session builds trigger do not
+    traverse them again each time.
+    """
+    from bokeh.document import Document
+    from panel.io.document import _cleanup_doc
+    from panel.io.state import set_curdoc
+
+    for route in routes.values():
+        doc = Document()
+        with set_curdoc(doc):
+            pn.panel(route()).server_doc(doc)
+        _cleanup_doc(doc, destroy=True)
+    gc.collect()
+    gc.freeze()
+
+
+def server_options(
+    *,
+    port: int,
+    address: str,
+    origins: list[str],
+    num_procs: int = 1,
+    prefix: str = "",
+    use_xheaders: bool = False,
+    unused_session_lifetime: int = UNUSED_SESSION_LIFETIME_MS,
+    check_unused_sessions: int = CHECK_UNUSED_SESSIONS_MS,
+) -> dict:
+    """Keyword arguments for ``pn.serve``, with Bokeh's session options under their full names."""
+    local = [f"localhost:{port}", f"127.0.0.1:{port}", f"{address}:{port}"]
+    options = {
+        "port": port,
+        "address": address,
+        "websocket_origin": sorted(set(local + origins)),
+        "num_procs": num_procs,
+        "unused_session_lifetime_milliseconds": unused_session_lifetime,
+        "check_unused_sessions_milliseconds": check_unused_sessions,
+        # /liveness answers 200 while the process serves; a balancer or monitor polls it.
+        "liveness": True,
+        "use_xheaders": use_xheaders,
+        "extra_patterns": [],
+    }
+    if prefix.strip("/"):
+        options["prefix"] = "/" + prefix.strip("/")
+    if os.environ.get(TEST_HOOKS_ENV) == "1":
+        from .testhooks import install
+
+        options["extra_patterns"] += install()
+        log.warning("%s=1: serving the test-only /_test/sessions endpoint", TEST_HOOKS_ENV)
+    return options
