@@ -131,15 +131,23 @@ def configurations(draw, max_ranks: int = 5, max_layers: int = 10):
     start = np.array(draw(st.lists(st.floats(0.0, 10.0), min_size=n_ranks, max_size=n_ranks)))
     enqueue = draw(st.floats(0.0, 1.0))
     contention = draw(st.one_of(st.just(0.0), st.floats(0.0, 4.0)))
-    return work, bucket, transfer, order, start, enqueue, contention
+    transfer_contention = draw(st.one_of(st.just(0.0), st.floats(0.0, 4.0)))
+    return work, bucket, transfer, order, start, enqueue, contention, transfer_contention
 
 
 @settings(max_examples=300, deadline=None)
 @given(configurations())
 def test_invariants(config) -> None:
-    work, bucket, transfer, order, start, enqueue, c = config
+    work, bucket, transfer, order, start, enqueue, c, c_t = config
     s = rank_schedule(
-        work, bucket, transfer, order=order, start_ms=start, enqueue_ms=enqueue, contention=c
+        work,
+        bucket,
+        transfer,
+        order=order,
+        start_ms=start,
+        enqueue_ms=enqueue,
+        contention=c,
+        transfer_contention=c_t,
     )
     tol = 1e-9 * max(1.0, s.optimizer_start)
     # Layers run back to back in order on each rank, never faster than normal speed.
@@ -160,7 +168,16 @@ def test_invariants(config) -> None:
     # A collective starts after every rank launched it and the previous one ended.
     assert np.all(s.bucket_start >= s.bucket_launch.max(axis=0))
     assert np.all(s.bucket_start[1:] >= s.bucket_end[:-1])
-    np.testing.assert_allclose(s.bucket_end - s.bucket_start, transfer, atol=tol)
+    # A transfer takes its time, up to (1 + c_t) times that while ranks compute.
+    assert np.all(s.bucket_duration_ms >= transfer - tol)
+    assert np.all(s.bucket_duration_ms <= (1 + c_t) * transfer + tol)
+    if c_t == 0:
+        np.testing.assert_allclose(s.bucket_duration_ms, transfer, atol=tol)
+    else:
+        # Slowed exactly while somebody computes: a transfer after every backward
+        # ended runs at full speed.
+        after = s.bucket_start >= s.backward_end.max()
+        np.testing.assert_allclose(s.bucket_duration_ms[after], transfer[after], atol=tol)
     defining_launch = s.bucket_launch[s.bucket_defining_rank, np.arange(s.n_buckets)]
     np.testing.assert_array_equal(defining_launch, s.bucket_launch.max(axis=0))
     # The optimizer never starts before the last completion or any backward end.
@@ -178,7 +195,7 @@ def test_invariants(config) -> None:
 @settings(max_examples=200, deadline=None)
 @given(configurations(max_ranks=1))
 def test_one_rank_without_contention_is_the_closed_form(config) -> None:
-    work, bucket, transfer, order, _, _, _ = config
+    work, bucket, transfer, order, *_ = config
     s = rank_schedule(work, bucket, transfer, order=order)
     ready = np.cumsum(work[0, order])  # backward back to back
     np.testing.assert_array_equal(s.layer_ready[0, order], ready)
@@ -226,3 +243,24 @@ def test_ring_cost_is_the_callers() -> None:
     t = ring_allreduce_ms(np.array([10.0, 20.0]), 4, 10.0, 0.1)
     s = rank_schedule([1.0, 1.0], [0, 1], t)
     np.testing.assert_allclose(s.bucket_end - s.bucket_start, t)
+
+
+def test_transfer_contention_worked_example() -> None:
+    s = rank_schedule([4.0, 4.0], [0, 1], [2.0, 2.0], contention=1.0, transfer_contention=1.0)
+    assert s.bucket_start.tolist() == [4.0, 10.0]
+    assert s.bucket_end.tolist() == [8.0, 12.0]
+    assert s.layer_ready.tolist() == [[4.0, 10.0]]
+    assert s.bucket_duration_ms.tolist() == [4.0, 2.0]
+
+
+def test_transfer_contention_counts_the_ranks_still_computing() -> None:
+    # Two ranks, c = 0, c_t = 2: a transfer runs at 1/3 speed while both compute,
+    # 1/2 while one does. Rank 0 computes 1 then 1; rank 1 computes 1 then 4.
+    # Bucket 0 (first layers) starts at 1; both compute until 2 (1/3 ms of its
+    # 2 ms done), rank 1 alone until 5 (1.5 ms more), then full speed: 1/6 ms
+    # left ends it at 5 + 1/6.
+    s = rank_schedule([[1, 1], [1, 4]], [0, 1], [2.0, 1.0], transfer_contention=2.0)
+    assert s.bucket_start[0] == 1.0
+    assert s.bucket_end[0] == pytest.approx(5 + 1 / 6, rel=1e-12)
+    assert s.bucket_start[1] == s.bucket_end[0]  # ready at 5, waits for the link
+    assert s.bucket_end[1] == pytest.approx(6 + 1 / 6)

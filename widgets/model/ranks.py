@@ -20,17 +20,25 @@ buckets numbered in launch order (bucket 0 first):
 **Contention.** While a transfer is in flight (between some ``start_b`` and
 ``end_b``), backward runs at ``1 / (1 + c)`` of its normal speed on every rank
 (communication kernels take compute units; on CPU, the communication threads
-take cores). Backward then depends on when the link is busy, which depends on
-readiness, so the schedule is solved bucket by bucket: bucket b's readiness
-needs only the transfers of buckets before it (every later transfer starts
-after ``ready_b``), so each rank's backward is advanced exactly through the
-piecewise speed known so far (no time stepping). With ``c = 0`` no speed
-changes, and the numbers are exactly the closed-form formulas above.
+take cores). Optionally the reverse too: with ``transfer_contention`` c_t > 0
+a transfer progresses at ``1 / (1 + c_t * k / R)`` of its speed while k of the R
+ranks are still in backward (on a CPU the cores are shared both ways), so it
+takes between ``T_b`` and ``(1 + c_t) T_b``.
+
+Backward then depends on when the link is busy, which depends on readiness, so
+the schedule is solved bucket by bucket: bucket b's readiness needs only the
+transfers of buckets before it (every later transfer starts after
+``ready_b``), so each rank's backward is advanced exactly through the
+piecewise speed known so far; and while transfer b runs, which ranks are
+computing follows from that same piecewise speed. Everything is piecewise
+constant between events, so the solution is exact (no time stepping). With
+``c = c_t = 0`` no speed changes, and the numbers are exactly the closed-form
+formulas above.
 
 Not modelled: network topology (one link serves every bucket, FIFO in
 bucket-index order, one collective at a time: gloo's two worker threads, which
 can run two all-reduces at once, are not represented); compute/communication
-stream priority; transfers slowed by compute (contention slows backward only);
+stream priority; how much of a core each thread gets beyond the two factors;
 the enqueue cost delaying backward on the host; forward and the optimizer.
 
 Units are the caller's (ms throughout this project); times start at 0 unless a
@@ -65,6 +73,7 @@ class RankSchedule:
     backward_ms: np.ndarray  # (R, L) backward time of each layer at normal speed
     transfer_ms: np.ndarray  # (B,)
     contention: float
+    transfer_contention: float
     enqueue_ms: float
     layer_start: np.ndarray  # (R, L) when each layer's backward starts
     layer_ready: np.ndarray  # (R, L) when each layer's gradient is ready
@@ -110,9 +119,14 @@ class RankSchedule:
         return self.backward_end - self.backward_start - self.backward_ms.sum(axis=1)
 
     @property
+    def bucket_duration_ms(self) -> np.ndarray:
+        """(B,) how long each transfer took (longer than ``transfer_ms`` under contention)."""
+        return self.bucket_end - self.bucket_start
+
+    @property
     def overlap_fraction(self) -> float:
-        """Share of transfer time that ran before the last backward ended."""
-        total = float(self.transfer_ms.sum())
+        """Share of the time transfers ran that was before the last backward ended."""
+        total = float(self.bucket_duration_ms.sum())
         if total == 0:
             return 0.0
         e = self.last_backward_end
@@ -147,6 +161,24 @@ def _advance(t: float, work: float, busy: list[tuple[float, float]], first: int,
     return t + work, k
 
 
+def _transfer_end(
+    start: float, work: float, compute_start: np.ndarray, compute_end: np.ndarray, c_t: float
+) -> float:
+    """End of a transfer of ``work`` ms begun at ``start``, at ``1 / (1 + c_t * k / R)``
+    of its speed while k of the R ranks compute (rank r over [compute_start, compute_end))."""
+    n = compute_start.size
+    edges = np.unique(np.concatenate([compute_start, compute_end]))
+    t = start
+    for edge in [*edges[edges > start].tolist(), np.inf]:
+        k = np.count_nonzero((compute_start <= t) & (compute_end > t))
+        slow = 1.0 + c_t * k / n
+        if work <= (edge - t) / slow:
+            return t + work * slow
+        work -= (edge - t) / slow
+        t = edge
+    raise AssertionError("unreachable: the last piece is unbounded")
+
+
 def rank_schedule(
     backward_ms: np.typing.ArrayLike,
     layer_bucket: np.typing.ArrayLike,
@@ -156,6 +188,7 @@ def rank_schedule(
     start_ms: np.typing.ArrayLike = 0.0,
     enqueue_ms: float = 0.0,
     contention: float = 0.0,
+    transfer_contention: float = 0.0,
 ) -> RankSchedule:
     """Solve one step on every rank, event by event.
 
@@ -169,7 +202,8 @@ def rank_schedule(
     is when each rank's backward starts (a rank delayed by data loading starts
     later). ``enqueue_ms`` is the host's cost to launch a collective and
     ``contention`` the factor c >= 0 by which backward slows while a transfer is
-    in flight.
+    in flight; ``transfer_contention`` the factor c_t by which a transfer slows
+    while every rank computes (proportionally while some do).
 
     Worked example of contention: one rank, two layers of 4 ms, one bucket per
     layer, transfers of 2 ms, c = 3. Layer A ends at 4; its transfer runs 4-6.
@@ -177,6 +211,10 @@ def rank_schedule(
     then 3.5 ms more at full speed, ending at 9.5; its transfer runs 9.5-11.5.
     Half of the transfer time is hidden, yet one bucket of both layers (one 3 ms
     transfer, as overhead is paid once) runs 8-11 and ends the step sooner.
+    With ``transfer_contention=1`` as well (one rank, so while it computes a
+    transfer runs at half speed) and c = 1, transfer 0 and layer B slow each
+    other from 4: the transfer's 2 ms take until 8, when B has done 2 ms of its
+    work; B ends at 10 and its transfer runs 10-12.
     """
     work = np.asarray(backward_ms, float)
     if work.ndim == 1:
@@ -205,6 +243,8 @@ def rank_schedule(
         raise ValueError("enqueue cost must be finite and non-negative")
     if not (np.isfinite(contention) and contention >= 0):
         raise ValueError("contention must be finite and non-negative")
+    if not (np.isfinite(transfer_contention) and transfer_contention >= 0):
+        raise ValueError("transfer contention must be finite and non-negative")
 
     position = np.empty(n_layers, int)
     position[seq] = np.arange(n_layers)
@@ -245,7 +285,24 @@ def rank_schedule(
         bucket_launch[:, b] = launched + enqueue_ms
         defining[b] = int(np.argmax(bucket_launch[:, b]))
         bucket_start[b] = max(bucket_launch[defining[b], b], link_free)
-        bucket_end[b] = bucket_start[b] + transfer[b]
+        if transfer_contention > 0 and transfer[b] > 0:
+            # While this transfer runs, backward is slowed by it (and by nothing
+            # later), so each rank's end of backward under an open-ended busy
+            # interval is exact for as long as the transfer lasts.
+            ahead = [*busy, (bucket_start[b], np.inf)] if contention > 0 else busy
+            compute_end = np.array(
+                [
+                    _advance(clock[r], work[r, seq[cursor[r] :]].sum(), ahead, first_busy[r], slow)[
+                        0
+                    ]
+                    for r in range(n_ranks)
+                ]
+            )
+            bucket_end[b] = _transfer_end(
+                bucket_start[b], transfer[b], start, compute_end, transfer_contention
+            )
+        else:
+            bucket_end[b] = bucket_start[b] + transfer[b]
         link_free = bucket_end[b]
         if contention > 0 and transfer[b] > 0:
             busy.append((bucket_start[b], bucket_end[b]))
@@ -261,6 +318,7 @@ def rank_schedule(
         backward_ms=work,
         transfer_ms=transfer,
         contention=float(contention),
+        transfer_contention=float(transfer_contention),
         enqueue_ms=float(enqueue_ms),
         layer_start=layer_start,
         layer_ready=layer_ready,
