@@ -1,4 +1,4 @@
-"""``overlap-lab serve``: start Panel's server with every route."""
+"""``overlap-lab serve``: start Panel's server with every route; and the trace commands."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import argparse
 import logging
 
 import panel as pn
+
+from .trace_commands import add_trace_commands, run_trace_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         "built in one process, so a large class wants one per core",
     )
     serve.add_argument("--show", action="store_true", help="open a browser on the index")
+    add_trace_commands(sub)
     return parser
 
 
@@ -60,6 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
         serve(args.port, args.address, args.allow_websocket_origin, args.show, args.num_procs)
+    else:
+        raise SystemExit(run_trace_command(args))
 
 
 if __name__ == "__main__":
