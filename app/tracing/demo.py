@@ -22,7 +22,7 @@ from pathlib import Path
 
 LAYERS = 12
 WIDTH = 1024
-BATCH = 32
+BATCH = 64
 WORLD_SIZE = 2
 MODEL_DESCRIPTION = f"{LAYERS} x Linear({WIDTH}, {WIDTH}, bias=False), batch {BATCH} per rank"
 JOIN_TIMEOUT_S = 120
