@@ -43,7 +43,7 @@ def _worker(args: argparse.Namespace) -> None:
     from torch import nn
     from torch.nn.parallel import DistributedDataParallel
 
-    from .recorder import TraceRecorder
+    from .recorder import TraceRecorder, write_trace
 
     torch.set_num_threads(args.threads)
     dist.init_process_group(
@@ -80,7 +80,7 @@ def _worker(args: argparse.Namespace) -> None:
     )
     trace = recorder.gather(warmup=args.warmup, note=note)
     if trace is not None:
-        Path(args.out).write_text(json.dumps(trace, separators=(",", ":")) + "\n")
+        write_trace(trace, args.out)
     dist.barrier()
     dist.destroy_process_group()
 

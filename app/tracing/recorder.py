@@ -64,7 +64,9 @@ import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
-from widgets.model.trace import FORMAT, VERSION, validate_trace
+from widgets.model.trace import FORMAT, VERSION, validate_trace, write_trace
+
+__all__ = ["TraceRecorder", "build_trace", "write_trace"]
 
 from . import machine
 

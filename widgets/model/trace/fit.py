@@ -37,7 +37,6 @@ intervals.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -117,27 +116,78 @@ def _r2(measured: np.ndarray, predicted: np.ndarray) -> FitQuality:
     return FitQuality(r2=r2, rms_ms=float(np.sqrt(np.mean(resid**2))), samples=int(measured.size))
 
 
-def _transfer_duration(
-    start: float, work: float, rank_lo: np.ndarray, rank_hi: np.ndarray, c_t: float
-) -> float:
-    """How long a transfer of ``work`` ms takes from ``start`` while ranks compute."""
-    from ..ranks import _transfer_end
+@dataclass(frozen=True)
+class _Transfers:
+    """Every measured transfer, with the compute around it as pieces of constant load.
 
-    return _transfer_end(start, work, rank_lo, rank_hi, c_t) - start
+    Piece i of transfer n starts at ``edge[n, i]`` and lasts ``width[n, i]`` (the
+    last real piece is unbounded; padding pieces have width 0); ``load[n, i]`` is
+    the share of ranks computing then. None of this depends on the fit.
+    """
+
+    size: np.ndarray  # (N,) bytes
+    start: np.ndarray  # (N,)
+    duration: np.ndarray  # (N,) measured
+    edge: np.ndarray  # (N, P)
+    width: np.ndarray  # (N, P)
+    load: np.ndarray  # (N, P)
+
+    @classmethod
+    def build(cls, rows: list[tuple[float, float, float, np.ndarray, np.ndarray]]) -> _Transfers:
+        n_pieces = 2 * max(len(r[3]) for r in rows) + 1
+        edge = np.full((len(rows), n_pieces), np.inf)
+        width = np.zeros((len(rows), n_pieces))
+        load = np.zeros((len(rows), n_pieces))
+        for n, (_, start, _, lo, hi) in enumerate(rows):
+            points = np.unique(np.concatenate([lo, hi]))
+            e = np.concatenate([[start], points[points > start]])
+            k = ((lo[None, :] <= e[:, None]) & (hi[None, :] > e[:, None])).sum(axis=1)
+            edge[n, : e.size] = e
+            width[n, : e.size] = np.diff(np.concatenate([e, [np.inf]]))
+            load[n, : e.size] = k / lo.size
+        return cls(
+            size=np.array([r[0] for r in rows]),
+            start=np.array([r[1] for r in rows]),
+            duration=np.array([r[2] - r[1] for r in rows]),
+            edge=edge,
+            width=width,
+            load=load,
+        )
+
+    def work(self, c_t: float) -> np.ndarray:
+        """(N,) transfer work done during each measured transfer, had contention been c_t."""
+        end = (self.start + self.duration)[:, None]
+        inside = np.clip(np.minimum(self.edge + self.width, end) - self.edge, 0.0, None)
+        inside = np.where(np.isfinite(self.edge), inside, 0.0)
+        return (inside / (1.0 + c_t * self.load)).sum(axis=1)
+
+    def durations(self, work: np.ndarray, c_t: float) -> np.ndarray:
+        """(N,) how long transfers of ``work`` ms would take from the measured starts."""
+        slow = 1.0 + c_t * self.load
+        capacity = self.width / slow
+        done = np.cumsum(capacity, axis=1)
+        piece = np.argmax(done >= work[:, None], axis=1)
+        rows = np.arange(work.size)
+        # Work done before each piece (the unbounded piece's own capacity is inf).
+        before_piece = np.concatenate([np.zeros((work.size, 1)), done[:, :-1]], axis=1)
+        before = before_piece[rows, piece]
+        return self.edge[rows, piece] - self.start + (work - before) * slow[rows, piece]
 
 
-def _transfer_work(
-    start: float, end: float, rank_lo: np.ndarray, rank_hi: np.ndarray, c_t: float
-) -> float:
-    """Work done by a transfer that ran over [start, end] while ranks computed."""
-    n = rank_lo.size
-    edges = np.unique(np.concatenate([[start, end], rank_lo, rank_hi]))
-    edges = edges[(edges >= start) & (edges <= end)]
-    work = 0.0
-    for a, b in itertools.pairwise(edges):
-        k = np.count_nonzero((rank_lo <= a) & (rank_hi > a))
-        work += (b - a) / (1.0 + c_t * k / n)
-    return work
+def _fit_transfers(t: _Transfers, c_t: float, separable: bool) -> tuple[float, float, float]:
+    """Overhead, seconds-per-byte slope and squared error of durations, at contention c_t."""
+    work = t.work(c_t)
+    if separable:
+        design = np.stack([np.ones_like(t.size), t.size], axis=1)
+        (a, beta), *_ = np.linalg.lstsq(design, work, rcond=None)
+        if a < 0:  # overhead can't be negative: all time is bandwidth time
+            a, beta = 0.0, float((t.size * work).sum() / (t.size * t.size).sum())
+    else:
+        a, beta = 0.0, float(work.mean() / t.size[0])
+    if beta <= 0:
+        return float(a), float(beta), np.inf
+    predicted = t.durations(a + beta * t.size, c_t)
+    return float(a), float(beta), float(((t.duration - predicted) ** 2).sum())
 
 
 def fit(traces: list[Trace], max_other_load: float | None = 0.25) -> Fit:
@@ -214,34 +264,21 @@ def fit(traces: list[Trace], max_other_load: float | None = 0.25) -> Fit:
     backward_quality = _r2(d, per_param[g] / (1.0 - k * phi))
     contention = k / (1.0 - k)
 
-    # Transfers: for each c_t, the work each transfer did; a + S/bw by least squares.
-    sizes = np.array([x[0] for x in transfers])
-    durations = np.array([x[2] - x[1] for x in transfers])
-    separable = np.unique(sizes).size >= 2
-    best = None
-    for c_t in TRANSFER_CONTENTION_GRID:
-        work = np.array([_transfer_work(s, e, lo, hi, c_t) for _, s, e, lo, hi in transfers])
-        if separable:
-            design = np.stack([np.ones_like(sizes), sizes], axis=1)
-            (a, beta), *_ = np.linalg.lstsq(design, work, rcond=None)
-            if a < 0:  # overhead can't be negative: all time is bandwidth time
-                a, beta = 0.0, float((sizes * work).sum() / (sizes * sizes).sum())
-        else:
-            a, beta = 0.0, float(work.mean() / sizes[0])
-        if beta <= 0:
-            continue
-        predicted = np.array(
-            [
-                _transfer_duration(s, a + beta * size, lo, hi, c_t)
-                for size, s, _, lo, hi in transfers
-            ]
-        )
-        sse = float(((durations - predicted) ** 2).sum())
-        if best is None or sse < best[0] - 1e-12:
-            best = (sse, float(c_t), float(a), float(beta), predicted)
-    if best is None:
+    # Transfers: for each c_t, the work each transfer did; a + S/bw by least squares;
+    # the c_t whose predicted durations come closest, on a grid and then finer.
+    measured = _Transfers.build(transfers)
+    separable = np.unique(measured.size).size >= 2
+    errors = [_fit_transfers(measured, c, separable)[2] for c in TRANSFER_CONTENTION_GRID]
+    best_c = float(TRANSFER_CONTENTION_GRID[int(np.argmin(errors))])
+    step = TRANSFER_CONTENTION_GRID[1] - TRANSFER_CONTENTION_GRID[0]
+    fine = np.clip(np.linspace(best_c - step, best_c + step, 21), 0.0, None)
+    fine_errors = [_fit_transfers(measured, c, separable)[2] for c in fine]
+    c_t = float(fine[int(np.argmin(fine_errors))])
+    a, beta, sse = _fit_transfers(measured, c_t, separable)
+    if not np.isfinite(sse):
         raise TraceError("the transfers could not be fitted (no positive bandwidth)")
-    _, c_t, a, beta, predicted = best
+    predicted = measured.durations(a + beta * measured.size, c_t)
+    durations = measured.duration
 
     order = np.argsort(np.median(np.stack(ready_rel), axis=0), kind="stable")
     return Fit(

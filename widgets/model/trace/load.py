@@ -118,6 +118,12 @@ def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> Trace:
     return parse_trace(path.read_bytes(), name=path.name, max_bytes=max_bytes)
 
 
+def write_trace(document: dict[str, Any], path: str | Path) -> None:
+    """Validate a trace document and write it as compact JSON."""
+    validate_trace(document)
+    Path(path).write_text(json.dumps(document, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
 def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
     """Arrays from a document that passed ``validate_trace``."""
     names = tuple(p["name"] for p in document["parameters"])
