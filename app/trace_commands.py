@@ -1,4 +1,4 @@
-"""``overlap-lab record``, ``fit``, ``predict`` and ``chrome``: real traces from the command line.
+"""``overlap-lab record``, ``fit``, ``predict``, ``trim``, ``chrome``: traces on the command line.
 
 Only ``record`` needs torch (in the worker processes it starts, from the
 ``trace`` extra); the others read trace files with ``widgets.model.trace``.
@@ -17,8 +17,10 @@ from widgets.model.trace import (
     TraceError,
     compare,
     fit,
+    keep_quietest,
     load_trace,
     to_chrome_trace,
+    write_trace,
 )
 
 DEFAULT_MAX_LOAD = 0.25
@@ -88,6 +90,15 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     _load_option(predict)
     predict.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
+    trim = sub.add_parser(
+        "trim",
+        help="keep a trace's quietest iterations (least load from other processes)",
+    )
+    trim.add_argument("trace", type=Path, metavar="TRACE")
+    trim.add_argument("--quietest", type=_positive_int, required=True, metavar="K")
+    trim.add_argument("--out", type=Path, required=True, help="file to write")
+    trim.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+
     chrome = sub.add_parser(
         "chrome",
         help="export a trace to the Chrome trace event format (Perfetto, chrome://tracing)",
@@ -108,6 +119,8 @@ def run_trace_command(args: argparse.Namespace) -> int:
             return _predict(args)
         if args.command == "chrome":
             return _chrome(args)
+        if args.command == "trim":
+            return _trim(args)
     except (CommandError, TraceError) as exc:
         print(f"overlap-lab {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -271,6 +284,15 @@ def _predict(args: argparse.Namespace) -> int:
             f"  {LABELS[name]:20} {q['predicted']:7.1f} ms {q['measured']:13.1f} ms   "
             f"{spread:<22} {q['error_pct']:+7.1f} %"
         )
+    return 0
+
+
+def _trim(args: argparse.Namespace) -> int:
+    _check_out(args.out, args.force)
+    trace = load_trace(args.trace)
+    trimmed = keep_quietest(trace.document, args.quietest)
+    write_trace(trimmed, args.out)
+    print(f"wrote {args.out}: {trimmed['metadata']['note'].rsplit('. ', 1)[-1]}")
     return 0
 
 

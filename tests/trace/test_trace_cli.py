@@ -121,3 +121,17 @@ def test_record_refuses_to_overwrite_before_starting(tmp_path, capsys) -> None:
 def test_bad_arguments_are_refused(argv, capsys) -> None:
     assert _run(argv) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_trim_keeps_the_quietest_iterations(tmp_path, capsys) -> None:
+    doc = synthetic_document([12], iterations=5)
+    for i, load in enumerate([0.5, 0.0, 0.3, 0.05, None]):
+        doc = edited(doc, f"iterations[{i}].other_load", load)
+    src, out = tmp_path / "raw.json", tmp_path / "trimmed.json"
+    src.write_text(json.dumps(doc))
+    assert _run(["trim", str(src), "--quietest", "3", "--out", str(out)]) == 0
+    trimmed = json.loads(out.read_text())
+    assert [it["iteration"] for it in trimmed["iterations"]] == [6, 8, 9]
+    assert "Kept the 3 iterations of 5 with the least load" in trimmed["metadata"]["note"]
+    assert "at most 5% of the cores" in capsys.readouterr().out
+    assert _run(["trim", str(src), "--quietest", "3", "--out", str(out)]) == 2

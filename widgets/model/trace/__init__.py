@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from .chrome import to_chrome_trace
 from .fit import Fit, FitQuality, fit
-from .load import MAX_TRACE_BYTES, Trace, from_document, load_trace, parse_trace, write_trace
+from .load import (
+    MAX_TRACE_BYTES,
+    Trace,
+    from_document,
+    keep_quietest,
+    load_trace,
+    parse_trace,
+    write_trace,
+)
 from .measure import QUANTITIES, Measured, Summary, measure, quiet_iterations, summarize
 from .predict import Prediction, compare, error_pct, predict_layout
 from .schema import (
@@ -48,6 +56,7 @@ __all__ = [
     "error_pct",
     "fit",
     "from_document",
+    "keep_quietest",
     "load_trace",
     "measure",
     "parse_trace",

@@ -124,6 +124,30 @@ def write_trace(document: dict[str, Any], path: str | Path) -> None:
     Path(path).write_text(json.dumps(document, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
+def keep_quietest(document: dict[str, Any], count: int) -> dict[str, Any]:
+    """A copy of a valid trace document with only its ``count`` quietest iterations.
+
+    Quietest means the least load from other processes (unknown load counts as
+    quiet); ties keep the earlier iteration. The kept iterations stay in order,
+    with their numbers, and the metadata's ``note`` says what was kept.
+    """
+    validate_trace(document)
+    if count < 1:
+        raise TraceError("keep at least one iteration")
+    its = document["iterations"]
+    load = [0.0 if it["other_load"] is None else it["other_load"] for it in its]
+    chosen = sorted(sorted(range(len(its)), key=lambda i: (load[i], i))[:count])
+    kept = [its[i] for i in chosen]
+    worst = max(load[i] for i in chosen)
+    note = document["metadata"].get("note", "")
+    trimmed = (
+        f"Kept the {len(kept)} iterations of {len(its)} with the least load from other "
+        f"processes (at most {worst:.0%} of the cores)."
+    )
+    metadata = {**document["metadata"], "note": f"{note} {trimmed}".strip()}
+    return {**document, "metadata": metadata, "iterations": kept}
+
+
 def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
     """Arrays from a document that passed ``validate_trace``."""
     names = tuple(p["name"] for p in document["parameters"])
