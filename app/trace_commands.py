@@ -48,9 +48,12 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     record.add_argument(
         "--bucket-cap-mb",
         type=_positive_float,
+        nargs="+",
         required=True,
         metavar="X",
-        help="DDP's bucket_cap_mb, in MiB (4: one layer per bucket, 12: three, 48: all twelve)",
+        help="DDP's bucket_cap_mb, in MiB (4: one layer per bucket, 12: three, 48: all "
+        "twelve); several caps (with as many --out files) are recorded in one run, their "
+        "iterations alternating, so that they share the machine's conditions",
     )
     record.add_argument(
         "--iterations", type=_positive_int, default=20, metavar="N", help="iterations to keep"
@@ -66,7 +69,9 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     record.add_argument(
         "--threads", type=_positive_int, default=1, help="torch threads per rank (default 1)"
     )
-    record.add_argument("--out", type=Path, required=True, help="trace file to write")
+    record.add_argument(
+        "--out", type=Path, nargs="+", required=True, help="trace file to write (one per cap)"
+    )
     record.add_argument("--force", action="store_true", help="overwrite --out if it exists")
 
     fit_p = sub.add_parser(
@@ -164,18 +169,21 @@ def _check_out(path: Path, force: bool) -> None:
 def _record(args: argparse.Namespace) -> int:
     from .tracing.demo import record_demo
 
-    _check_out(args.out, args.force)
+    caps, outs = args.bucket_cap_mb, args.out
+    if len(caps) != len(outs):
+        raise CommandError(f"{len(caps)} bucket caps need {len(caps)} --out files, not {len(outs)}")
+    for out in outs:
+        _check_out(out, args.force)
     try:
         import torch  # noqa: F401
     except ImportError:
         raise CommandError(
             "recording needs torch: pip install 'overlap-lab[trace]' (see the README)"
         ) from None
-    total = args.warmup + args.iterations
     tty = sys.stderr.isatty()
     print(
-        f"recording {args.iterations} iterations after {args.warmup} of warm-up, "
-        f"bucket cap {args.bucket_cap_mb:g} MiB, 2 gloo ranks on 127.0.0.1",
+        f"recording {args.iterations} iterations after {args.warmup} of warm-up, bucket cap "
+        f"{', '.join(f'{c:g}' for c in caps)} MiB, 2 gloo ranks on 127.0.0.1",
         file=sys.stderr,
     )
 
@@ -183,9 +191,9 @@ def _record(args: argparse.Namespace) -> int:
         print(f"\r{line}" if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
     try:
-        trace = record_demo(
-            args.out,
-            bucket_cap_mb=args.bucket_cap_mb,
+        traces = record_demo(
+            outs,
+            bucket_cap_mb=caps,
             iterations=args.iterations,
             warmup=args.warmup,
             threads=args.threads,
@@ -195,9 +203,10 @@ def _record(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if tty:
         print(file=sys.stderr)
-    buckets = trace["iterations"][0]["ranks"][0]["buckets"]
-    layout = "+".join(str(len(b["parameters"])) for b in buckets)
-    print(f"wrote {args.out}: {total - args.warmup} iterations, buckets {layout} layers")
+    for out, trace in zip(outs, traces, strict=True):
+        buckets = trace["iterations"][0]["ranks"][0]["buckets"]
+        layout = "+".join(str(len(b["parameters"])) for b in buckets)
+        print(f"wrote {out}: {args.iterations} iterations, buckets of {layout} layers")
     return 0
 
 

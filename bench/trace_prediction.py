@@ -4,9 +4,10 @@ Run from the repository root with the ``trace`` extra installed, on a quiet mach
 
     .venv/bin/python -m bench.trace_prediction [--iterations 30] [--keep DIR]
 
-It records the demo model (``overlap-lab record``) with four bucket caps, one
-run each: 4 MiB (one layer per bucket), 12 MiB (three), 48 MiB (all twelve in
-one bucket) and 20 MiB (5 + 5 + 2 layers, a mixed layout). Then, for every
+It records the demo model (``overlap-lab record``) with four bucket caps in one
+run, their iterations alternating so that they share the machine's conditions:
+4 MiB (one layer per bucket), 12 MiB (three), 48 MiB (all twelve in one
+bucket) and 20 MiB (5 + 5 + 2 layers, a mixed layout). Then, for every
 pair of layouts and every other layout, it fits the model on the pair and
 predicts the third's median, and prints the errors against the targets of
 issue 10: backward return within 10 %, exposed tail within max(20 %, 5 ms).
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=0.0,
         metavar="SECONDS",
-        help="before each recording, wait up to this long for the machine to be quiet "
+        help="before recording, wait up to this long for the machine to be quiet "
         "(under --quiet-below of the cores busy over 3 s)",
     )
     parser.add_argument("--quiet-below", type=float, default=0.15, metavar="SHARE")
@@ -88,17 +89,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine busy before recording: {load:.0%} of the cores" if load is not None else "")
     folder = args.traces or args.keep or Path(tempfile.mkdtemp(prefix="overlap-lab-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name, cap in LAYOUTS.items():
-        path = folder / f"cap{cap:g}.json"
-        paths[name] = path
-        if args.traces:
-            continue
+    paths = {name: folder / f"cap{cap:g}.json" for name, cap in LAYOUTS.items()}
+    if not args.traces:
         if args.wait_quiet > 0:
             waited = wait_for_quiet(args.wait_quiet, args.quiet_below)
             print(f"waited {waited:.0f} s for a quiet machine", flush=True)
-        print(f"recording {name} per bucket (cap {cap:g} MiB) ...", flush=True)
-        record_demo(path, bucket_cap_mb=cap, iterations=args.iterations, warmup=args.warmup)
+        print(f"recording {args.iterations} iterations of each layout, alternating ...", flush=True)
+        record_demo(
+            list(paths.values()),
+            bucket_cap_mb=list(LAYOUTS.values()),
+            iterations=args.iterations,
+            warmup=args.warmup,
+        )
     traces = {name: load_trace(p) for name, p in paths.items()}
     max_load = args.max_other_load
     for name, t in traces.items():

@@ -53,59 +53,78 @@ def _worker(args: argparse.Namespace) -> None:
         world_size=args.world_size,
         timeout=timedelta(seconds=JOIN_TIMEOUT_S),
     )
-    torch.manual_seed(0)  # same weights on every rank
-    model = nn.Sequential(*[nn.Linear(WIDTH, WIDTH, bias=False) for _ in range(LAYERS)])
-    ddp = DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
-    recorder = TraceRecorder(
-        ddp, bucket_cap_mb=args.bucket_cap_mb, model_description=MODEL_DESCRIPTION
-    )
-    optimizer = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+    caps = args.bucket_cap_mb
+    runs = []
+    for cap in caps:
+        torch.manual_seed(0)  # same weights on every rank and for every cap
+        model = nn.Sequential(*[nn.Linear(WIDTH, WIDTH, bias=False) for _ in range(LAYERS)])
+        ddp = DistributedDataParallel(model, bucket_cap_mb=cap)
+        recorder = TraceRecorder(ddp, bucket_cap_mb=cap, model_description=MODEL_DESCRIPTION)
+        runs.append((ddp, recorder, torch.optim.SGD(ddp.parameters(), lr=1e-3)))
     generator = torch.Generator().manual_seed(1 + args.rank)
     x = torch.randn(BATCH, WIDTH, generator=generator)
     total = args.warmup + args.iterations
     for i in range(total):
-        with recorder.iteration():
-            loss = ddp(x).pow(2).mean()
-            with recorder.backward():
-                loss.backward()
-            with recorder.optimizer():
-                optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
+        # With several caps, their iterations alternate, so that whatever else the
+        # machine does at the time falls on every cap alike.
+        for ddp, recorder, optimizer in runs:
+            with recorder.iteration():
+                loss = ddp(x).pow(2).mean()
+                with recorder.backward():
+                    loss.backward()
+                with recorder.optimizer():
+                    optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
         if args.rank == 0:
             print(f"iteration {i + 1}/{total}", flush=True)
-    note = (
-        f"overlap-lab record --bucket-cap-mb {args.bucket_cap_mb} --iterations "
-        f"{args.iterations} --warmup {args.warmup}: {MODEL_DESCRIPTION}, SGD, "
-        f"{args.world_size} gloo ranks on 127.0.0.1, {args.threads} thread(s) per rank"
+    together = (
+        f", iterations alternating with bucket caps {', '.join(f'{c:g}' for c in caps)} MiB"
+        if len(caps) > 1
+        else ""
     )
-    trace = recorder.gather(warmup=args.warmup, note=note)
-    if trace is not None:
-        write_trace(trace, args.out)
+    for cap, (_, recorder, _), out in zip(caps, runs, args.out, strict=True):
+        note = (
+            f"overlap-lab record --bucket-cap-mb {cap:g} --iterations {args.iterations} "
+            f"--warmup {args.warmup}: {MODEL_DESCRIPTION}, SGD, {args.world_size} gloo ranks "
+            f"on 127.0.0.1, {args.threads} thread(s) per rank{together}."
+        )
+        trace = recorder.gather(warmup=args.warmup, note=note)
+        if trace is not None:
+            write_trace(trace, out)
     dist.barrier()
     dist.destroy_process_group()
 
 
 def record_demo(
-    out: Path,
+    out: Path | list[Path],
     *,
-    bucket_cap_mb: float,
+    bucket_cap_mb: float | list[float],
     iterations: int,
     warmup: int,
     threads: int = 1,
     world_size: int = WORLD_SIZE,
     progress: Callable[[str], None] | None = None,
-) -> dict:
+) -> dict | list[dict]:
     """Run the demo on ``world_size`` local gloo ranks and write its trace to ``out``.
 
-    ``progress`` receives rank 0's progress lines as they come. Returns the
-    trace. Raises ``RuntimeError`` with the workers' output when a rank fails.
+    With a list of caps (and one ``out`` per cap), one model per cap is trained
+    in the same run, their iterations alternating, and each gets its own trace:
+    the layouts then share whatever else the machine was doing. ``progress``
+    receives rank 0's progress lines as they come. Returns the trace (a list of
+    them for a list of caps). Raises ``RuntimeError`` with the workers' output
+    when a rank fails; nothing is written then.
     """
     from widgets.model.trace import validate_trace
 
+    several = isinstance(bucket_cap_mb, list | tuple)
+    caps = list(bucket_cap_mb) if several else [bucket_cap_mb]
+    outs = [Path(p) for p in out] if several else [Path(out)]
+    if len(caps) != len(outs):
+        raise ValueError("give one output file per bucket cap")
     port = free_port()
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": str(threads)}
     with tempfile.TemporaryDirectory(prefix="overlap-lab-record-") as tmp:
-        partial = Path(tmp) / "trace.json"
+        partials = [Path(tmp) / f"trace{k}.json" for k in range(len(caps))]
         common = [
             sys.executable,
             "-m",
@@ -115,7 +134,7 @@ def record_demo(
             "--world-size",
             str(world_size),
             "--bucket-cap-mb",
-            str(bucket_cap_mb),
+            *[str(c) for c in caps],
             "--iterations",
             str(iterations),
             "--warmup",
@@ -123,7 +142,7 @@ def record_demo(
             "--threads",
             str(threads),
             "--out",
-            str(partial),
+            *[str(p) for p in partials],
         ]
         logs = [Path(tmp) / f"rank{r}.log" for r in range(world_size)]
         procs = []
@@ -155,13 +174,17 @@ def record_demo(
             raise RuntimeError(
                 f"a rank failed (exit codes {codes}):\n{''.join(lines)[-3000:]}{others[-3000:]}"
             )
-        trace = json.loads(partial.read_text())
-        validate_trace(trace)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp_out = out.with_name(out.name + ".partial")
-        tmp_out.write_text(partial.read_text())
-        tmp_out.replace(out)
-    return trace
+        traces = []
+        for partial in partials:
+            trace = json.loads(partial.read_text())
+            validate_trace(trace)
+            traces.append(trace)
+        for partial, dest in zip(partials, outs, strict=True):
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            staged = dest.with_name(dest.name + ".partial")
+            staged.write_text(partial.read_text())
+            staged.replace(dest)
+    return traces if several else traces[0]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -170,11 +193,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--world-size", type=int, default=WORLD_SIZE)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--bucket-cap-mb", type=float, required=True)
+    parser.add_argument("--bucket-cap-mb", type=float, nargs="+", required=True)
     parser.add_argument("--iterations", type=int, required=True)
     parser.add_argument("--warmup", type=int, required=True)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", nargs="+", required=True)
     _worker(parser.parse_args(argv))
     # Interpreter shutdown can destroy gloo's still-joinable threads and abort
     # ("terminate called without an active exception") after everything is

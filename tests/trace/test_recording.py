@@ -19,13 +19,32 @@ MIB = 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("rec") / "cap12.json"
-    argv = ["record", "--bucket-cap-mb", "12", "--iterations", "3", "--warmup", "2"]
+def recordings(tmp_path_factory) -> tuple[Path, Path]:
+    # Two bucket caps in one run, their iterations alternating.
+    folder = tmp_path_factory.mktemp("rec")
+    outs = (folder / "cap12.json", folder / "cap48.json")
+    argv = ["record", "--bucket-cap-mb", "12", "48", "--iterations", "3", "--warmup", "2"]
     with pytest.raises(SystemExit) as exit_info:
-        main([*argv, "--out", str(out)])
+        main([*argv, "--out", *map(str, outs)])
     assert exit_info.value.code == 0
-    return out
+    return outs
+
+
+@pytest.fixture(scope="module")
+def recorded(recordings) -> Path:
+    return recordings[0]
+
+
+def test_each_cap_gets_its_own_trace(recordings) -> None:
+    one = load_trace(recordings[1])
+    assert one.n_buckets == 1 and one.bucket_bytes.tolist() == [48 * MIB]
+    assert one.metadata["bucket_cap_mb"] == 48.0
+    assert "alternating with bucket caps 12, 48 MiB" in one.metadata["note"]
+    two = load_trace(recordings[0])
+    # Alternating: cap 48's iteration i runs after cap 12's iteration i (each
+    # trace counts from its own origin on the shared clock).
+    shift = (one.metadata["origin_ns"] - two.metadata["origin_ns"]) / 1e6
+    assert np.all(one.forward_start.min(axis=1) + shift >= two.optimizer_end.max(axis=1))
 
 
 def test_the_trace_is_valid_and_describes_the_run(recorded: Path) -> None:

@@ -116,6 +116,7 @@ def test_record_refuses_to_overwrite_before_starting(tmp_path, capsys) -> None:
         ["record", "--bucket-cap-mb", "4", "--warmup", "0", "--out", "x.json"],
         ["record", "--bucket-cap-mb", "4"],
         ["predict", "--fit", "a.json"],
+        ["record", "--bucket-cap-mb", "4", "12", "--out", "x.json"],
     ],
 )
 def test_bad_arguments_are_refused(argv, capsys) -> None:
