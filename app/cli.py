@@ -1,4 +1,4 @@
-"""``overlap-lab serve``: start Panel's server with every route."""
+"""``overlap-lab serve``: start Panel's server with every route; and the trace commands."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import logging
 import panel as pn
 
 from .serving import CHECK_UNUSED_SESSIONS_MS, UNUSED_SESSION_LIFETIME_MS
+from .trace_commands import add_trace_commands, run_trace_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"how often to look for closed sessions (default {CHECK_UNUSED_SESSIONS_MS})",
     )
     serve.add_argument("--show", action="store_true", help="open a browser on the index")
+    add_trace_commands(sub)
     return parser
 
 
@@ -98,6 +100,8 @@ def main(argv: list[str] | None = None) -> None:
             unused_session_lifetime=args.unused_session_lifetime,
             check_unused_sessions=args.check_unused_sessions,
         )
+    else:
+        raise SystemExit(run_trace_command(args))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+"""Synthetic traces made by the schedule engine itself, with known parameters.
+
+Twelve 4 MiB parameters ``0.weight`` .. ``11.weight`` registered in that order,
+computed in reverse (``11.weight`` first), two ranks. Each iteration jitters the
+per-layer work a little and lets a random rank start backward later.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from widgets.model.ranks import rank_schedule
+from widgets.model.trace import FORMAT, VERSION
+
+MIB = 1024 * 1024
+N_PARAMS = 12
+NAMES = [f"{i}.weight" for i in range(N_PARAMS)]
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The parameters a synthetic trace is made with."""
+
+    backward_ms: tuple[float, ...] = field(
+        default_factory=lambda: tuple([1.5] + [3.0 + 0.1 * i for i in range(1, N_PARAMS)])
+    )
+    overhead_ms: float = 1.0
+    bandwidth_gbps: float = 1.2
+    contention: float = 0.5
+    transfer_contention: float = 1.0
+    enqueue_ms: float = 0.3
+    skew_ms: float = 2.0
+    forward_ms: float = 12.0
+    finalize_ms: float = 0.5
+    optimizer_ms: float = 8.0
+    world_size: int = 2
+
+    def transfer_ms(self, nbytes: np.ndarray) -> np.ndarray:
+        return self.overhead_ms + nbytes / (self.bandwidth_gbps * 1e6)
+
+
+def layout_buckets(per_bucket: list[int]) -> list[list[int]]:
+    """Parameter indices per bucket for ``per_bucket`` parameters in each (bucket 0 first)."""
+    assert sum(per_bucket) == N_PARAMS
+    order = list(range(N_PARAMS))[::-1]
+    out, k = [], 0
+    for n in per_bucket:
+        out.append(order[k : k + n])
+        k += n
+    return out
+
+
+def synthetic_document(
+    per_bucket: list[int],
+    truth: Truth | None = None,
+    *,
+    iterations: int = 12,
+    jitter: float = 0.03,
+    seed: int = 0,
+    other_load: float | None = 0.0,
+) -> dict:
+    """A valid trace document of the layout ``per_bucket`` made with ``truth``."""
+    truth = truth or Truth()
+    rng = np.random.default_rng(seed)
+    buckets = layout_buckets(per_bucket)
+    bucket_of = np.empty(N_PARAMS, int)
+    for b, members in enumerate(buckets):
+        bucket_of[members] = b
+    sizes = np.array([4 * MIB * len(m) for m in buckets], float)
+    order = np.arange(N_PARAMS)[::-1]
+    base = np.asarray(truth.backward_ms)
+    its = []
+    clock = 100.0
+    for i in range(iterations):
+        work = base * (1 + jitter * rng.standard_normal((truth.world_size, N_PARAMS)))
+        start = np.full(truth.world_size, -truth.skew_ms)
+        start[rng.integers(truth.world_size)] = 0.0
+        s = rank_schedule(
+            work,
+            bucket_of,
+            truth.transfer_ms(sizes),
+            order=order,
+            start_ms=start,
+            enqueue_ms=truth.enqueue_ms,
+            contention=truth.contention,
+            transfer_contention=truth.transfer_contention,
+        )
+        ranks = []
+        for r in range(truth.world_size):
+
+            def t(x: float, clock: float = clock) -> float:
+                return round(clock + float(x), 3)
+
+            ret = max(s.comm_end, s.backward_end[r]) + truth.finalize_ms
+            ranks.append(
+                {
+                    "rank": r,
+                    "forward_start": t(start[r] - truth.forward_ms),
+                    "backward_start": t(start[r]),
+                    "backward_return": t(ret),
+                    "optimizer_start": t(ret + 0.05),
+                    "optimizer_end": t(ret + 0.05 + truth.optimizer_ms),
+                    "grad_ready": [t(x) for x in s.layer_ready[r]],
+                    "buckets": [
+                        {
+                            "index": b,
+                            "bytes": int(sizes[b]),
+                            "parameters": [NAMES[p] for p in members],
+                            "issue": t(s.bucket_launch[r, b]),
+                            "enqueued": t(s.bucket_launch[r, b] + 0.1),
+                            "complete": t(s.bucket_end[b]),
+                        }
+                        for b, members in enumerate(buckets)
+                    ],
+                }
+            )
+        its.append({"iteration": 5 + i, "other_load": other_load, "ranks": ranks})
+        clock += 400.0
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "time_unit": "ms",
+        "metadata": {
+            "torch_version": "synthetic",
+            "backend": "gloo",
+            "device": "cpu",
+            "world_size": truth.world_size,
+            "bucket_cap_mb": 4.0 * per_bucket[0],
+            "cpu_count": 2,
+            "threads_per_rank": 1,
+            "warmup_iterations": 5,
+            "model": "synthetic: made by widgets.model.ranks",
+            "origin_ns": 0,
+        },
+        "parameters": [{"name": n, "bytes": 4 * MIB} for n in NAMES],
+        "iterations": its,
+    }
+
+
+def edited(document: dict, path: str, value=None, delete: bool = False) -> dict:
+    """A deep copy of ``document`` with the field at ``path`` (``a.b[0].c``) set or deleted."""
+    doc = copy.deepcopy(document)
+    parts: list[str | int] = []
+    for piece in path.replace("]", "").split("."):
+        name, *indices = piece.split("[")
+        if name:
+            parts.append(name)
+        parts += [int(i) for i in indices]
+    target = doc
+    for key in parts[:-1]:
+        target = target[key]
+    if delete:
+        del target[parts[-1]]
+    else:
+        target[parts[-1]] = value
+    return doc

@@ -1,0 +1,98 @@
+"""A real recording: 2 gloo ranks on 127.0.0.1 run the demo model under the recorder.
+
+Needs torch (the ``trace`` extra); the README's test command installs it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from app.cli import main
+from widgets.model.trace import load_trace, measure, to_chrome_trace
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory) -> tuple[Path, Path]:
+    # Two bucket caps in one run, their iterations alternating.
+    folder = tmp_path_factory.mktemp("rec")
+    outs = (folder / "cap12.json", folder / "cap48.json")
+    argv = ["record", "--bucket-cap-mb", "12", "48", "--iterations", "3", "--warmup", "2"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--out", *map(str, outs)])
+    assert exit_info.value.code == 0
+    return outs
+
+
+@pytest.fixture(scope="module")
+def recorded(recordings) -> Path:
+    return recordings[0]
+
+
+def test_each_cap_gets_its_own_trace(recordings) -> None:
+    one = load_trace(recordings[1])
+    assert one.n_buckets == 1 and one.bucket_bytes.tolist() == [48 * MIB]
+    assert one.metadata["bucket_cap_mb"] == 48.0
+    assert "alternating with bucket caps 12, 48 MiB" in one.metadata["note"]
+    two = load_trace(recordings[0])
+    # Alternating: cap 48's iteration i runs after cap 12's iteration i (each
+    # trace counts from its own origin on the shared clock).
+    shift = (one.metadata["origin_ns"] - two.metadata["origin_ns"]) / 1e6
+    assert np.all(one.forward_start.min(axis=1) + shift >= two.optimizer_end.max(axis=1))
+
+
+def test_the_trace_is_valid_and_describes_the_run(recorded: Path) -> None:
+    t = load_trace(recorded)  # validates against the schema
+    assert t.n_ranks == 2 and t.n_iterations == 3
+    assert t.iteration.tolist() == [2, 3, 4]
+    meta = t.metadata
+    assert meta["torch_version"] == torch.__version__
+    assert meta["backend"] == "gloo" and meta["world_size"] == 2
+    assert meta["bucket_cap_mb"] == 12.0 and meta["threads_per_rank"] == 1
+    assert meta["cpu_count"] == os.cpu_count()
+    assert np.all(np.isnan(t.other_load) | (t.other_load >= 0))
+
+
+def test_buckets_are_cut_as_ddp_cuts_them(recorded: Path) -> None:
+    t = load_trace(recorded)
+    assert t.parameter_names == tuple(f"{i}.weight" for i in range(12))
+    assert t.parameter_bytes.tolist() == [4 * MIB] * 12
+    # A 12 MiB cap closes a bucket at three 4 MiB layers; the last layers go first.
+    assert [m.tolist() for m in t.bucket_parameters] == [
+        [11, 10, 9],
+        [8, 7, 6],
+        [5, 4, 3],
+        [2, 1, 0],
+    ]
+    assert t.bucket_bytes.tolist() == [12 * MIB] * 4
+
+
+def test_events_are_in_causal_order_on_one_clock(recorded: Path) -> None:
+    t = load_trace(recorded)
+    # Backward computes the last layer first.
+    assert np.all(np.diff(t.grad_ready, axis=2) < 0)
+    for b, members in enumerate(t.bucket_parameters):
+        # A rank launches a bucket after its gradients are ready there...
+        assert np.all(t.issue[:, :, b] >= t.grad_ready[:, :, members].max(axis=2))
+        # ...and the all-reduce completes nowhere before every rank launched it:
+        # only true if the ranks' clocks agree.
+        assert np.all(t.complete[:, :, b] >= t.issue[:, :, b].max(axis=1)[:, None])
+    assert np.all(np.diff(t.issue, axis=2) >= 0)  # launched in bucket order
+    assert np.all(t.enqueued >= t.issue)
+    # DDP's backward returns once every bucket is reduced.
+    assert np.all(t.complete.max(axis=2) <= t.backward_return)
+    assert np.all(t.optimizer_start >= t.backward_return)
+    m = measure(t)
+    assert np.all(m.exposed_tail_ms >= 0) and np.all(m.step_ms > m.backward_return_ms)
+
+
+def test_the_real_trace_exports_to_chrome(recorded: Path) -> None:
+    doc = to_chrome_trace(load_trace(recorded))
+    buckets = [e for e in doc["traceEvents"] if e["name"].startswith("bucket ")]
+    assert len(buckets) == 3 * 2 * 4

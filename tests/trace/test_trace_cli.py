@@ -1,0 +1,138 @@
+"""``overlap-lab fit``, ``predict``, ``chrome`` and ``record``'s checks, on synthetic traces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from synthetic import edited, synthetic_document
+
+from app.cli import main
+
+
+def _run(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    return exit_info.value.code
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("traces")
+    out = {}
+    for i, (name, per) in enumerate(
+        {"one": [1] * 12, "all": [12], "three": [3] * 4, "mixed": [5, 5, 2]}.items()
+    ):
+        out[name] = folder / f"{name}.json"
+        out[name].write_text(json.dumps(synthetic_document(per, seed=i, iterations=6)))
+    return out
+
+
+def test_fit_prints_the_numbers_and_their_quality(files, capsys) -> None:
+    assert _run(["fit", str(files["one"]), str(files["all"])]) == 0
+    text = capsys.readouterr().out
+    assert "Fitted on one.json, all.json: 12 iterations" in text
+    for label in (
+        "backward per layer",
+        "per-transfer overhead",
+        "bandwidth",
+        "contention",
+        "transfer contention",
+        "gradient intervals   R²",
+        "transfer durations   R²",
+    ):
+        assert label in text
+    assert "1.200 GB/s" in text  # the synthetic truth
+
+
+def test_fit_json(files, capsys) -> None:
+    assert _run(["fit", str(files["one"]), str(files["all"]), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["overhead_ms"] == pytest.approx(1.0, rel=0.05)
+    assert d["contention"] == pytest.approx(0.5, rel=0.1)
+    assert set(d["backward_quality"]) == {"r2", "rms_ms", "samples"}
+
+
+def test_predict_json_has_the_documented_shape(files, capsys) -> None:
+    argv = ["predict", "--fit", str(files["one"]), str(files["all"]), "--target"]
+    assert _run([*argv, str(files["three"]), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert set(d["quantities"]) == {
+        "backward_return_ms",
+        "communication_end_ms",
+        "exposed_tail_ms",
+        "step_ms",
+    }
+    for q in d["quantities"].values():
+        assert {"predicted", "measured", "error_pct"} <= set(q)
+        assert all(isinstance(q[k], float) for k in ("predicted", "measured", "error_pct"))
+        assert q["error_pct"] == pytest.approx(
+            100 * (q["predicted"] - q["measured"]) / q["measured"], abs=0.02
+        )
+    assert d["target"] == "three.json"
+
+
+def test_predict_prints_a_table(files, capsys) -> None:
+    argv = ["predict", "--fit", str(files["one"]), str(files["all"]), "--target"]
+    assert _run([*argv, str(files["mixed"])]) == 0
+    text = capsys.readouterr().out
+    assert "Predicting mixed.json (3 buckets: 5+5+2 parameters)" in text
+    for label in ("backward return", "communication end", "exposed tail", "step"):
+        assert any(line.strip().startswith(label) and "%" in line for line in text.splitlines())
+
+
+def test_a_bad_trace_is_an_error_naming_the_field(files, tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.json"
+    doc = json.loads(files["one"].read_text())
+    bad.write_text(json.dumps(edited(doc, "iterations[0].ranks[0].buckets[0].bytes", -4)))
+    assert _run(["fit", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "error: trace.iterations[0].ranks[0].buckets[0].bytes: must be at least 1" in err
+    assert "Traceback" not in err
+
+
+def test_chrome_export_writes_and_will_not_overwrite(files, tmp_path, capsys) -> None:
+    out = tmp_path / "run.trace.json"
+    assert _run(["chrome", str(files["three"]), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["traceEvents"]
+    assert _run(["chrome", str(files["three"]), "--out", str(out)]) == 2
+    assert "exists; pass --force" in capsys.readouterr().err
+    assert _run(["chrome", str(files["three"]), "--out", str(out), "--force"]) == 0
+
+
+def test_record_refuses_to_overwrite_before_starting(tmp_path, capsys) -> None:
+    out = tmp_path / "exists.json"
+    out.write_text("keep me")
+    assert _run(["record", "--bucket-cap-mb", "12", "--out", str(out)]) == 2
+    assert "exists; pass --force" in capsys.readouterr().err
+    assert out.read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["record", "--bucket-cap-mb", "0", "--out", "x.json"],
+        ["record", "--bucket-cap-mb", "4", "--warmup", "0", "--out", "x.json"],
+        ["record", "--bucket-cap-mb", "4"],
+        ["predict", "--fit", "a.json"],
+        ["record", "--bucket-cap-mb", "4", "12", "--out", "x.json"],
+    ],
+)
+def test_bad_arguments_are_refused(argv, capsys) -> None:
+    assert _run(argv) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_trim_keeps_the_quietest_iterations(tmp_path, capsys) -> None:
+    doc = synthetic_document([12], iterations=5)
+    for i, load in enumerate([0.5, 0.0, 0.3, 0.05, None]):
+        doc = edited(doc, f"iterations[{i}].other_load", load)
+    src, out = tmp_path / "raw.json", tmp_path / "trimmed.json"
+    src.write_text(json.dumps(doc))
+    assert _run(["trim", str(src), "--quietest", "3", "--out", str(out)]) == 0
+    trimmed = json.loads(out.read_text())
+    assert [it["iteration"] for it in trimmed["iterations"]] == [6, 8, 9]
+    assert "Kept the 3 iterations of 5 with the least load" in trimmed["metadata"]["note"]
+    assert "at most 5% of the cores" in capsys.readouterr().out
+    assert _run(["trim", str(src), "--quietest", "3", "--out", str(out)]) == 2

@@ -1,0 +1,335 @@
+"""Many ranks, real events and contention: the event-driven bucket schedule.
+
+Every rank runs its own backward, one layer after another in ``order``; a
+layer's gradient is ready when its backward finishes. On each rank ``r``, with
+buckets numbered in launch order (bucket 0 first):
+
+- bucket b is **ready** when its last gradient is ready there:
+  ``ready_b(r) = max over b's layers of ready_layer(r)``;
+- it is **launched** once it is ready and every earlier bucket has been
+  launched, plus the host's enqueue cost (the call returns at once; the
+  collective has not run): ``launch_b(r) = max_(j<=b) ready_j(r) + enqueue``;
+- the collective **starts** when every rank has launched it and the link is
+  free, and **ends** one transfer later:
+  ``start_b = max(max_r launch_b(r), end_(b-1))``, ``end_b = start_b + T_b``.
+  The rank with the latest launch **defines** the bucket's readiness;
+- the **optimizer** starts after the last completion and after every rank's
+  backward: ``max(end_(B-1), max_r backward_end(r))``. Until then a rank whose
+  backward ended earlier is **idle**.
+
+**Contention.** While a transfer is in flight (between some ``start_b`` and
+``end_b``), backward runs at ``1 / (1 + c)`` of its normal speed on every rank
+(communication kernels take compute units; on CPU, the communication threads
+take cores). Optionally the reverse too: with ``transfer_contention`` c_t > 0
+a transfer progresses at ``1 / (1 + c_t * k / R)`` of its speed while k of the R
+ranks are still in backward (on a CPU the cores are shared both ways), so it
+takes between ``T_b`` and ``(1 + c_t) T_b``.
+
+Backward then depends on when the link is busy, which depends on readiness, so
+the schedule is solved bucket by bucket: bucket b's readiness needs only the
+transfers of buckets before it (every later transfer starts after
+``ready_b``), so each rank's backward is advanced exactly through the
+piecewise speed known so far; and while transfer b runs, which ranks are
+computing follows from that same piecewise speed. Everything is piecewise
+constant between events, so the solution is exact (no time stepping). With
+``c = c_t = 0`` no speed changes, and the numbers are exactly the closed-form
+formulas above.
+
+Not modelled: network topology (one link serves every bucket, FIFO in
+bucket-index order, one collective at a time: gloo's two worker threads, which
+can run two all-reduces at once, are not represented); compute/communication
+stream priority; how much of a core each thread gets beyond the two factors;
+the enqueue cost delaying backward on the host; forward and the optimizer.
+
+Units are the caller's (ms throughout this project); times start at 0 unless a
+rank's backward start is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class RankSchedule:
+    """One step's schedule on every rank. ``(R, L)`` arrays are indexed like the input layers.
+
+    Worked example (``c = 0``): two ranks, four layers computed in the order
+    given, buckets ``[0, 0, 1, 1]``, transfers 1 ms. Rank 0 is slow early
+    (backward ``[2, 2, 1, 1]`` ms), rank 1 late (``[1, 1, 3, 3]``):
+
+    - gradients ready: rank 0 at 2, 4, 5, 6; rank 1 at 1, 2, 5, 8;
+    - bucket 0 is ready at 4 on rank 0 and 2 on rank 1: it starts at 4 (rank 0
+      defines it) and ends at 5;
+    - bucket 1 is ready at 6 and 8: it starts at 8 (rank 1) and ends at 9;
+    - backward ends at 6 and 8; the optimizer starts at 9; rank 0 is idle 3 ms,
+      rank 1 1 ms; the exposed tail is 9 - 8 = 1 ms.
+    """
+
+    order: np.ndarray  # (L,) layer indices in the order backward computes them
+    layer_bucket: np.ndarray  # (L,) bucket of each layer
+    backward_ms: np.ndarray  # (R, L) backward time of each layer at normal speed
+    transfer_ms: np.ndarray  # (B,)
+    contention: float
+    transfer_contention: float
+    enqueue_ms: float
+    layer_start: np.ndarray  # (R, L) when each layer's backward starts
+    layer_ready: np.ndarray  # (R, L) when each layer's gradient is ready
+    bucket_ready: np.ndarray  # (R, B)
+    bucket_launch: np.ndarray  # (R, B)
+    bucket_start: np.ndarray  # (B,) every rank joined and the link free
+    bucket_end: np.ndarray  # (B,) completion
+    bucket_defining_rank: np.ndarray  # (B,) the rank with the latest launch
+    backward_start: np.ndarray  # (R,)
+    backward_end: np.ndarray  # (R,) when each rank's last gradient is ready
+    comm_end: float
+    optimizer_start: float
+    idle_ms: np.ndarray  # (R,) optimizer_start - backward_end
+
+    @property
+    def n_ranks(self) -> int:
+        """Number of ranks."""
+        return self.layer_ready.shape[0]
+
+    @property
+    def n_buckets(self) -> int:
+        """Number of buckets."""
+        return self.bucket_start.size
+
+    @property
+    def bucket_link_wait(self) -> np.ndarray:
+        """How long each bucket, launched everywhere, waited for the link."""
+        return self.bucket_start - self.bucket_launch.max(axis=0)
+
+    @property
+    def last_backward_end(self) -> float:
+        """When the slowest rank's backward ends."""
+        return float(self.backward_end.max())
+
+    @property
+    def exposed_tail(self) -> float:
+        """Communication left after the last backward ends: ``max(0, C - max_r E_r)``."""
+        return max(0.0, self.comm_end - self.last_backward_end)
+
+    @property
+    def slowdown_ms(self) -> np.ndarray:
+        """(R,) how much longer each rank's backward took than its work at normal speed."""
+        return self.backward_end - self.backward_start - self.backward_ms.sum(axis=1)
+
+    @property
+    def bucket_duration_ms(self) -> np.ndarray:
+        """(B,) how long each transfer took (longer than ``transfer_ms`` under contention)."""
+        return self.bucket_end - self.bucket_start
+
+    @property
+    def overlap_fraction(self) -> float:
+        """Share of the time transfers ran that was before the last backward ended."""
+        total = float(self.bucket_duration_ms.sum())
+        if total == 0:
+            return 0.0
+        e = self.last_backward_end
+        hidden = np.clip(np.minimum(self.bucket_end, e) - self.bucket_start, 0.0, None).sum()
+        return float(hidden / total)
+
+    @property
+    def busy_intervals(self) -> np.ndarray:
+        """(B, 2) start and end of each transfer: the link-busy intervals."""
+        return np.stack([self.bucket_start, self.bucket_end], axis=1)
+
+
+def _advance(t: float, work: float, busy: list[tuple[float, float]], first: int, slow: float):
+    """Finish time of ``work`` ms of backward begun at ``t``, and the first busy interval
+    still relevant after it. Inside busy intervals progress is ``1 / slow`` per ms."""
+    k = first
+    while k < len(busy) and busy[k][1] <= t:
+        k += 1
+    while k < len(busy) and work > 0:
+        s, e = busy[k]
+        if t < s:
+            if work <= s - t:
+                return t + work, k
+            work -= s - t
+            t = s
+        capacity = (e - t) / slow
+        if work <= capacity:
+            return t + work * slow, k
+        work -= capacity
+        t = e
+        k += 1
+    return t + work, k
+
+
+def _transfer_end(
+    start: float, work: float, compute_start: np.ndarray, compute_end: np.ndarray, c_t: float
+) -> float:
+    """End of a transfer of ``work`` ms begun at ``start``, at ``1 / (1 + c_t * k / R)``
+    of its speed while k of the R ranks compute (rank r over [compute_start, compute_end))."""
+    n = compute_start.size
+    edges = np.unique(np.concatenate([compute_start, compute_end]))
+    t = start
+    for edge in [*edges[edges > start].tolist(), np.inf]:
+        k = np.count_nonzero((compute_start <= t) & (compute_end > t))
+        slow = 1.0 + c_t * k / n
+        if work <= (edge - t) / slow:
+            return t + work * slow
+        work -= (edge - t) / slow
+        t = edge
+    raise AssertionError("unreachable: the last piece is unbounded")
+
+
+def rank_schedule(
+    backward_ms: np.typing.ArrayLike,
+    layer_bucket: np.typing.ArrayLike,
+    transfer_ms: np.typing.ArrayLike,
+    *,
+    order: np.typing.ArrayLike | None = None,
+    start_ms: np.typing.ArrayLike = 0.0,
+    enqueue_ms: float = 0.0,
+    contention: float = 0.0,
+    transfer_contention: float = 0.0,
+) -> RankSchedule:
+    """Solve one step on every rank, event by event.
+
+    ``backward_ms`` is ``(ranks, layers)`` (or ``(layers,)`` for one rank): each
+    layer's backward time at normal speed. ``order`` lists the layer indices in
+    the order backward computes them (default: the columns' order; pass
+    ``arange(L)[::-1]`` for the bucket timeline's convention, index 0 = layer 1,
+    computed last). ``layer_bucket`` gives each layer's bucket (0 is launched
+    first; every bucket from 0 to B-1 holds at least one layer). ``transfer_ms``
+    is each bucket's transfer time (the caller's alpha-beta cost). ``start_ms``
+    is when each rank's backward starts (a rank delayed by data loading starts
+    later). ``enqueue_ms`` is the host's cost to launch a collective and
+    ``contention`` the factor c >= 0 by which backward slows while a transfer is
+    in flight; ``transfer_contention`` the factor c_t by which a transfer slows
+    while every rank computes (proportionally while some do).
+
+    Worked example of contention: one rank, two layers of 4 ms, one bucket per
+    layer, transfers of 2 ms, c = 3. Layer A ends at 4; its transfer runs 4-6.
+    Layer B starts at 4 at a quarter speed: by 6 it has done 0.5 ms of work,
+    then 3.5 ms more at full speed, ending at 9.5; its transfer runs 9.5-11.5.
+    Half of the transfer time is hidden, yet one bucket of both layers (one 3 ms
+    transfer, as overhead is paid once) runs 8-11 and ends the step sooner.
+    With ``transfer_contention=1`` as well (one rank, so while it computes a
+    transfer runs at half speed) and c = 1, transfer 0 and layer B slow each
+    other from 4: the transfer's 2 ms take until 8, when B has done 2 ms of its
+    work; B ends at 10 and its transfer runs 10-12.
+    """
+    work = np.asarray(backward_ms, float)
+    if work.ndim == 1:
+        work = work[None, :]
+    if work.ndim != 2 or work.size == 0:
+        raise ValueError("backward_ms is (ranks, layers) or (layers,)")
+    n_ranks, n_layers = work.shape
+    if not np.all(np.isfinite(work)) or np.any(work < 0):
+        raise ValueError("backward times must be finite and non-negative")
+    bucket = np.asarray(layer_bucket)
+    if bucket.shape != (n_layers,) or not np.issubdtype(bucket.dtype, np.integer):
+        raise ValueError("give one integer bucket index per layer")
+    transfer = np.asarray(transfer_ms, float).reshape(-1)
+    n_buckets = transfer.size
+    if bucket.min() != 0 or set(np.unique(bucket)) != set(range(n_buckets)):
+        raise ValueError(f"buckets 0..{n_buckets - 1} must each hold a layer (one per transfer)")
+    if not np.all(np.isfinite(transfer)) or np.any(transfer < 0):
+        raise ValueError("transfer times must be finite and non-negative")
+    seq = np.arange(n_layers) if order is None else np.asarray(order, int)
+    if sorted(seq.tolist()) != list(range(n_layers)):
+        raise ValueError("order must list every layer index once")
+    start = np.broadcast_to(np.asarray(start_ms, float), (n_ranks,)).copy()
+    if not np.all(np.isfinite(start)):
+        raise ValueError("backward start times must be finite")
+    if not (np.isfinite(enqueue_ms) and enqueue_ms >= 0):
+        raise ValueError("enqueue cost must be finite and non-negative")
+    if not (np.isfinite(contention) and contention >= 0):
+        raise ValueError("contention must be finite and non-negative")
+    if not (np.isfinite(transfer_contention) and transfer_contention >= 0):
+        raise ValueError("transfer contention must be finite and non-negative")
+
+    position = np.empty(n_layers, int)
+    position[seq] = np.arange(n_layers)
+    last_position = np.full(n_buckets, -1)
+    np.maximum.at(last_position, bucket, position)
+
+    slow = 1.0 + float(contention)
+    busy: list[tuple[float, float]] = []
+    layer_start = np.empty((n_ranks, n_layers))
+    layer_ready = np.empty((n_ranks, n_layers))
+    cursor = np.zeros(n_ranks, int)  # next position in ``seq`` to compute
+    clock = start.copy()  # when that position's backward begins
+    first_busy = np.zeros(n_ranks, int)
+
+    def advance_to(r: int, stop: int) -> None:
+        while cursor[r] <= stop:
+            layer = seq[cursor[r]]
+            layer_start[r, layer] = clock[r]
+            clock[r], first_busy[r] = _advance(clock[r], work[r, layer], busy, first_busy[r], slow)
+            layer_ready[r, layer] = clock[r]
+            cursor[r] += 1
+
+    bucket_ready = np.empty((n_ranks, n_buckets))
+    bucket_launch = np.empty((n_ranks, n_buckets))
+    bucket_start = np.empty(n_buckets)
+    bucket_end = np.empty(n_buckets)
+    defining = np.empty(n_buckets, int)
+    launched = np.full(n_ranks, -np.inf)  # latest readiness among buckets launched so far
+    link_free = -np.inf
+    for b in range(n_buckets):
+        members = bucket == b
+        for r in range(n_ranks):
+            # Every transfer not yet known starts after this bucket is ready here,
+            # so the backward computed now is final.
+            advance_to(r, last_position[b])
+        bucket_ready[:, b] = layer_ready[:, members].max(axis=1)
+        launched = np.maximum(launched, bucket_ready[:, b])
+        bucket_launch[:, b] = launched + enqueue_ms
+        defining[b] = int(np.argmax(bucket_launch[:, b]))
+        bucket_start[b] = max(bucket_launch[defining[b], b], link_free)
+        if transfer_contention > 0 and transfer[b] > 0:
+            # While this transfer runs, backward is slowed by it (and by nothing
+            # later), so each rank's end of backward under an open-ended busy
+            # interval is exact for as long as the transfer lasts.
+            ahead = [*busy, (bucket_start[b], np.inf)] if contention > 0 else busy
+            compute_end = np.array(
+                [
+                    _advance(clock[r], work[r, seq[cursor[r] :]].sum(), ahead, first_busy[r], slow)[
+                        0
+                    ]
+                    for r in range(n_ranks)
+                ]
+            )
+            bucket_end[b] = _transfer_end(
+                bucket_start[b], transfer[b], start, compute_end, transfer_contention
+            )
+        else:
+            bucket_end[b] = bucket_start[b] + transfer[b]
+        link_free = bucket_end[b]
+        if contention > 0 and transfer[b] > 0:
+            busy.append((bucket_start[b], bucket_end[b]))
+    for r in range(n_ranks):
+        advance_to(r, n_layers - 1)
+
+    backward_end = clock.copy()
+    comm_end = float(bucket_end[-1])
+    optimizer_start = max(comm_end, float(backward_end.max()))
+    return RankSchedule(
+        order=seq,
+        layer_bucket=bucket.astype(int),
+        backward_ms=work,
+        transfer_ms=transfer,
+        contention=float(contention),
+        transfer_contention=float(transfer_contention),
+        enqueue_ms=float(enqueue_ms),
+        layer_start=layer_start,
+        layer_ready=layer_ready,
+        bucket_ready=bucket_ready,
+        bucket_launch=bucket_launch,
+        bucket_start=bucket_start,
+        bucket_end=bucket_end,
+        bucket_defining_rank=defining,
+        backward_start=start,
+        backward_end=backward_end,
+        comm_end=comm_end,
+        optimizer_start=optimizer_start,
+        idle_ms=optimizer_start - backward_end,
+    )

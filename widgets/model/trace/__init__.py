@@ -1,0 +1,70 @@
+"""Real DDP traces: format, loading, measuring, fitting the schedule model, predicting, export.
+
+numpy and the standard library only (no torch): a trace is data, recorded by
+``app.tracing`` and read here. The format is ``schema_v1.json`` beside this file.
+
+- ``schema``: the format's version, the JSON Schema and validation with errors
+  naming the field;
+- ``load``: size-limited parsing into a ``Trace`` of arrays;
+- ``measure``: per-iteration quantities in the schedule model's terms;
+- ``fit``: backward per layer, contention, transfer overhead and bandwidth;
+- ``predict``: a layout's step from a fit, by ``widgets.model.ranks``, beside
+  what was measured;
+- ``chrome``: export to the Chrome trace event format.
+"""
+
+from __future__ import annotations
+
+from .chrome import to_chrome_trace
+from .fit import Fit, FitQuality, fit
+from .load import (
+    MAX_TRACE_BYTES,
+    Trace,
+    from_document,
+    keep_quietest,
+    load_trace,
+    parse_trace,
+    write_trace,
+)
+from .measure import QUANTITIES, Measured, Summary, measure, quiet_iterations, summarize
+from .predict import Prediction, compare, error_pct, predict_layout
+from .schema import (
+    FORMAT,
+    VERSION,
+    TraceError,
+    check_consistency,
+    check_schema,
+    schema,
+    validate_trace,
+)
+
+__all__ = [
+    "FORMAT",
+    "MAX_TRACE_BYTES",
+    "QUANTITIES",
+    "VERSION",
+    "Fit",
+    "FitQuality",
+    "Measured",
+    "Prediction",
+    "Summary",
+    "Trace",
+    "TraceError",
+    "check_consistency",
+    "check_schema",
+    "compare",
+    "error_pct",
+    "fit",
+    "from_document",
+    "keep_quietest",
+    "load_trace",
+    "measure",
+    "parse_trace",
+    "predict_layout",
+    "quiet_iterations",
+    "schema",
+    "summarize",
+    "to_chrome_trace",
+    "validate_trace",
+    "write_trace",
+]

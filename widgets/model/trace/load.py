@@ -1,0 +1,196 @@
+"""Read a trace file into arrays: size-limited, parsed as JSON data only, validated.
+
+A trace is data, never code: it is parsed with ``json`` (no ``NaN`` or
+``Infinity``, no object hooks), refused above ``MAX_TRACE_BYTES`` before it is
+read, and checked against the schema before anything uses it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .schema import TraceError, validate_trace
+
+MAX_TRACE_BYTES = 8 * 1024 * 1024  # uploads and files; a shipped trace is ~50 kB
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """A validated trace as arrays: ``I`` iterations, ``R`` ranks, ``P`` parameters, ``B`` buckets.
+
+    Times are ms on the trace's clock. Every kept iteration and rank used the
+    same buckets (DDP rebuilds them only after iteration 0).
+    """
+
+    document: dict[str, Any]
+    name: str
+    parameter_names: tuple[str, ...]
+    parameter_bytes: np.ndarray  # (P,)
+    iteration: np.ndarray  # (I,)
+    other_load: np.ndarray  # (I,) share of cores used by other processes; nan if unknown
+    forward_start: np.ndarray  # (I, R)
+    backward_start: np.ndarray  # (I, R)
+    backward_return: np.ndarray  # (I, R)
+    optimizer_start: np.ndarray  # (I, R)
+    optimizer_end: np.ndarray  # (I, R)
+    grad_ready: np.ndarray  # (I, R, P)
+    bucket_parameters: tuple[np.ndarray, ...]  # parameter indices of each bucket
+    bucket_bytes: np.ndarray  # (B,)
+    issue: np.ndarray  # (I, R, B)
+    enqueued: np.ndarray  # (I, R, B)
+    complete: np.ndarray  # (I, R, B)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The trace's metadata block."""
+        return self.document["metadata"]
+
+    @property
+    def n_iterations(self) -> int:
+        """Number of recorded iterations."""
+        return self.iteration.size
+
+    @property
+    def n_ranks(self) -> int:
+        """Number of ranks."""
+        return self.forward_start.shape[1]
+
+    @property
+    def n_buckets(self) -> int:
+        """Number of buckets."""
+        return self.bucket_bytes.size
+
+    @property
+    def parameter_bucket(self) -> np.ndarray:
+        """(P,) the bucket of each parameter."""
+        out = np.empty(len(self.parameter_names), int)
+        for b, members in enumerate(self.bucket_parameters):
+            out[members] = b
+        return out
+
+    @property
+    def layout(self) -> str:
+        """The bucket layout in words, e.g. ``"4 buckets: 3+3+3+3 parameters"``."""
+        counts = "+".join(str(len(m)) for m in self.bucket_parameters)
+        return f"{self.n_buckets} bucket{'s' * (self.n_buckets != 1)}: {counts} parameters"
+
+
+def _reject_constant(name: str) -> None:
+    raise TraceError(f"trace: {name} is not a number JSON allows")
+
+
+def parse_trace(data: bytes | str, name: str = "trace", max_bytes: int = MAX_TRACE_BYTES) -> Trace:
+    """Parse and validate trace text; raise ``TraceError`` with a message a person can act on."""
+    size = len(data.encode() if isinstance(data, str) else data)
+    if size > max_bytes:
+        raise TraceError(f"{name}: {size} bytes is more than the {max_bytes}-byte limit")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TraceError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        document = json.loads(data, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise TraceError(
+            f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except RecursionError:
+        raise TraceError(f"{name}: nested too deeply to be a trace") from None
+    validate_trace(document)
+    return from_document(document, name)
+
+
+def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> Trace:
+    """Read, parse and validate a trace file (its size is checked before it is read)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+    if size > max_bytes:
+        raise TraceError(f"{path.name}: {size} bytes is more than the {max_bytes}-byte limit")
+    return parse_trace(path.read_bytes(), name=path.name, max_bytes=max_bytes)
+
+
+def write_trace(document: dict[str, Any], path: str | Path) -> None:
+    """Validate a trace document and write it as compact JSON."""
+    validate_trace(document)
+    Path(path).write_text(json.dumps(document, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+def keep_quietest(document: dict[str, Any], count: int) -> dict[str, Any]:
+    """A copy of a valid trace document with only its ``count`` quietest iterations.
+
+    Quietest means the least load from other processes (unknown load counts as
+    quiet); ties keep the earlier iteration. The kept iterations stay in order,
+    with their numbers, and the metadata's ``note`` says what was kept.
+    """
+    validate_trace(document)
+    if count < 1:
+        raise TraceError("keep at least one iteration")
+    its = document["iterations"]
+    load = [0.0 if it["other_load"] is None else it["other_load"] for it in its]
+    chosen = sorted(sorted(range(len(its)), key=lambda i: (load[i], i))[:count])
+    kept = [its[i] for i in chosen]
+    worst = max(load[i] for i in chosen)
+    note = document["metadata"].get("note", "")
+    trimmed = (
+        f"Kept the {len(kept)} iterations of {len(its)} with the least load from other "
+        f"processes (at most {worst:.0%} of the cores)."
+    )
+    metadata = {**document["metadata"], "note": f"{note} {trimmed}".strip()}
+    return {**document, "metadata": metadata, "iterations": kept}
+
+
+def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
+    """Arrays from a document that passed ``validate_trace``."""
+    names = tuple(p["name"] for p in document["parameters"])
+    index = {n: i for i, n in enumerate(names)}
+    its = document["iterations"]
+    first = [[index[n] for n in b["parameters"]] for b in its[0]["ranks"][0]["buckets"]]
+    for i, it in enumerate(its):
+        for r, rank in enumerate(it["ranks"]):
+            layout = [[index[n] for n in b["parameters"]] for b in rank["buckets"]]
+            if layout != first:
+                raise TraceError(
+                    f"trace.iterations[{i}].ranks[{r}].buckets: the parameters are bucketed "
+                    "differently from iterations[0].ranks[0] (DDP rebuilds its buckets after "
+                    "iteration 0: leave the first iterations out as warm-up)"
+                )
+
+    def per_rank(key: str) -> np.ndarray:
+        return np.array([[rank[key] for rank in it["ranks"]] for it in its], float)
+
+    def per_bucket(key: str) -> np.ndarray:
+        return np.array(
+            [[[b[key] for b in rank["buckets"]] for rank in it["ranks"]] for it in its], float
+        )
+
+    bucket_bytes = np.array([b["bytes"] for b in its[0]["ranks"][0]["buckets"]], np.int64)
+    return Trace(
+        document=document,
+        name=name,
+        parameter_names=names,
+        parameter_bytes=np.array([p["bytes"] for p in document["parameters"]], np.int64),
+        iteration=np.array([it["iteration"] for it in its], int),
+        other_load=np.array(
+            [np.nan if it["other_load"] is None else it["other_load"] for it in its], float
+        ),
+        forward_start=per_rank("forward_start"),
+        backward_start=per_rank("backward_start"),
+        backward_return=per_rank("backward_return"),
+        optimizer_start=per_rank("optimizer_start"),
+        optimizer_end=per_rank("optimizer_end"),
+        grad_ready=np.array([[rank["grad_ready"] for rank in it["ranks"]] for it in its], float),
+        bucket_parameters=tuple(np.array(m, int) for m in first),
+        bucket_bytes=bucket_bytes,
+        issue=per_bucket("issue"),
+        enqueued=per_bucket("enqueued"),
+        complete=per_bucket("complete"),
+    )

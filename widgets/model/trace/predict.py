@@ -1,0 +1,114 @@
+"""Predict a bucket layout's step from a fit, with the event-driven schedule, and compare.
+
+The prediction runs ``widgets.model.ranks.rank_schedule`` with the fitted
+per-parameter backward times (in their measured readiness order), the
+target's buckets and their ``a + S / bandwidth`` transfers, both contention
+factors and the enqueue cost. The last rank starts backward at 0 and every
+other rank ``start_skew_ms`` earlier. Then, in the terms of ``measure``:
+
+- communication end C = the last transfer's end; compute end E = the last
+  rank's backward end; exposed tail = ``max(0, C - E)``;
+- backward return = ``max(C, E) + finalize``;
+- step = forward + backward return + after return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ranks import RankSchedule, rank_schedule
+from .fit import Fit
+from .load import Trace, TraceError
+from .measure import QUANTITIES, Summary, measure, quiet_iterations, summarize
+
+
+@dataclass(frozen=True, eq=False)
+class Prediction:
+    """Predicted quantities (ms) for one bucket layout, and the schedule behind them."""
+
+    quantities: dict[str, float]
+    schedule: RankSchedule
+    compute_end_ms: float
+
+
+def predict_layout(
+    fit: Fit, bucket_parameters: list[np.ndarray] | tuple[np.ndarray, ...]
+) -> Prediction:
+    """Predict the step when the parameters are bucketed as ``bucket_parameters``."""
+    n = len(fit.parameter_names)
+    bucket = np.full(n, -1)
+    for b, members in enumerate(bucket_parameters):
+        bucket[np.asarray(members, int)] = b
+    if np.any(bucket < 0):
+        raise TraceError("every parameter needs a bucket")
+    sizes = np.array(
+        [sum(fit.parameter_bytes[p] for p in members) for members in bucket_parameters], float
+    )
+    start = np.full(fit.world_size, -fit.start_skew_ms)
+    start[0] = 0.0  # the rank that starts last; which one it is doesn't matter to the model
+    s = rank_schedule(
+        np.tile(np.asarray(fit.backward_ms, float), (fit.world_size, 1)),
+        bucket,
+        fit.transfer_ms(sizes),
+        order=np.asarray(fit.order, int),
+        start_ms=start,
+        enqueue_ms=fit.enqueue_ms,
+        contention=fit.contention,
+        transfer_contention=fit.transfer_contention,
+    )
+    compute_end = s.last_backward_end
+    backward_return = max(s.comm_end, compute_end) + fit.finalize_ms
+    return Prediction(
+        quantities={
+            "backward_return_ms": backward_return,
+            "communication_end_ms": s.comm_end,
+            "exposed_tail_ms": s.exposed_tail,
+            "step_ms": fit.forward_ms + backward_return + fit.after_return_ms,
+        },
+        schedule=s,
+        compute_end_ms=compute_end,
+    )
+
+
+def error_pct(predicted: float, measured: float) -> float:
+    """Signed error of a prediction, in % of the measurement (inf when that is 0)."""
+    if measured == 0:
+        return 0.0 if predicted == 0 else float("inf")
+    return 100.0 * (predicted - measured) / measured
+
+
+def compare(fit: Fit, target: Trace, max_other_load: float | None = 0.25) -> dict:
+    """Predicted vs measured (median over quiet iterations, with spread) for ``target``.
+
+    Returns ``{"quantities": {name: {"predicted", "measured", "error_pct",
+    "spread": {...}}}, ...}`` with the quantities of ``measure.QUANTITIES``.
+    """
+    if target.parameter_names != fit.parameter_names:
+        raise TraceError(f"{target.name}: its parameters differ from the fitted traces'")
+    prediction = predict_layout(fit, target.bucket_parameters)
+    keep = quiet_iterations(target, max_other_load)
+    m = measure(target)
+    out: dict[str, dict] = {}
+    for name in QUANTITIES:
+        s: Summary = summarize(m.quantity(name)[keep])
+        predicted = prediction.quantities[name]
+        out[name] = {
+            "predicted": round(predicted, 3),
+            "measured": round(s.median, 3),
+            "error_pct": round(error_pct(predicted, s.median), 2),
+            "spread": {
+                "q25": round(s.q25, 3),
+                "q75": round(s.q75, 3),
+                "min": round(s.low, 3),
+                "max": round(s.high, 3),
+                "iterations": s.n,
+            },
+        }
+    return {
+        "quantities": out,
+        "target": target.name,
+        "target_layout": target.layout,
+        "fitted_on": list(fit.sources),
+    }

@@ -1,0 +1,197 @@
+"""Validate a trace document against ``schema_v1.json`` and the rules a schema can't say.
+
+The schema file is the one description of the format: this module reads it and
+checks a document against it with a small interpreter of the JSON Schema
+keywords it uses (``type``, ``const``, ``required``, ``properties``, ``items``,
+``minItems``/``maxItems``, ``minimum``/``maximum``/``exclusiveMinimum``,
+``minLength``/``maxLength``, ``$ref`` to ``#/$defs/...``), so no ``jsonschema``
+dependency is needed and the file stays usable by any JSON Schema tool. Then
+``check_consistency`` checks what ties fields together (one entry per rank,
+every parameter in one bucket, events in order). Every error names the field by
+its path, e.g. ``iterations[2].ranks[1].buckets[0].complete``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from functools import cache
+from importlib import resources
+from typing import Any
+
+FORMAT = "overlap-lab-trace"
+VERSION = 1
+SCHEMA_FILE = "schema_v1.json"
+
+
+class TraceError(ValueError):
+    """A trace that can't be read; the message names the field and what is wrong."""
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the current trace format (version ``VERSION``)."""
+    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+_TYPE_NAMES = {
+    "object": "an object",
+    "array": "a list",
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a finite number",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, dict | list) else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check(value: Any, rule: dict[str, Any], path: str, root: dict[str, Any]) -> None:
+    if "$ref" in rule:
+        name = rule["$ref"].removeprefix("#/$defs/")
+        _check(value, root["$defs"][name], path, root)
+    if "const" in rule and value != rule["const"]:
+        raise TraceError(f"{path}: expected {json.dumps(rule['const'])}, found {_describe(value)}")
+    if "type" in rule:
+        types = rule["type"] if isinstance(rule["type"], list) else [rule["type"]]
+        if not any(_TYPES[t](value) for t in types):
+            wanted = " or ".join(_TYPE_NAMES[t] for t in types)
+            raise TraceError(f"{path}: expected {wanted}, found {_describe(value)}")
+    if _TYPES["number"](value):
+        if "minimum" in rule and value < rule["minimum"]:
+            raise TraceError(f"{path}: must be at least {rule['minimum']}, found {value}")
+        if "maximum" in rule and value > rule["maximum"]:
+            raise TraceError(f"{path}: must be at most {rule['maximum']}, found {value}")
+        if "exclusiveMinimum" in rule and value <= rule["exclusiveMinimum"]:
+            raise TraceError(f"{path}: must be above {rule['exclusiveMinimum']}, found {value}")
+    if isinstance(value, str):
+        if len(value) < rule.get("minLength", 0):
+            raise TraceError(f"{path}: must not be empty")
+        if "maxLength" in rule and len(value) > rule["maxLength"]:
+            raise TraceError(f"{path}: longer than {rule['maxLength']} characters")
+    if isinstance(value, dict):
+        for key in rule.get("required", ()):
+            if key not in value:
+                raise TraceError(f"{path}: missing required field {key!r}")
+        for key, sub in rule.get("properties", {}).items():
+            if key in value:
+                _check(value[key], sub, f"{path}.{key}", root)
+    if isinstance(value, list):
+        if len(value) < rule.get("minItems", 0):
+            raise TraceError(f"{path}: needs at least {rule['minItems']} entries")
+        if "maxItems" in rule and len(value) > rule["maxItems"]:
+            raise TraceError(f"{path}: at most {rule['maxItems']} entries, found {len(value)}")
+        if "items" in rule:
+            for i, item in enumerate(value):
+                _check(item, rule["items"], f"{path}[{i}]", root)
+
+
+def check_schema(document: Any) -> None:
+    """Raise ``TraceError`` naming the first field that breaks the schema."""
+    if isinstance(document, dict) and document.get("format") == FORMAT:
+        version = document.get("version")
+        if version != VERSION:
+            raise TraceError(
+                f"version: this build reads trace format version {VERSION}, "
+                f"the file is version {_describe(version)}"
+            )
+    root = schema()
+    _check(document, root, "trace", root)
+
+
+def _ordered(pairs: list[tuple[str, float]], path: str) -> None:
+    for (a, ta), (b, tb) in itertools.pairwise(pairs):
+        if tb < ta:
+            raise TraceError(f"{path}.{b}: {tb} is before {a} ({ta})")
+
+
+def check_consistency(document: dict[str, Any]) -> None:
+    """The rules that tie fields together; call after ``check_schema``."""
+    params = document["parameters"]
+    names = [p["name"] for p in params]
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise TraceError(f"trace.parameters[{i}].name: {name!r} is listed twice")
+        seen.add(name)
+    world = document["metadata"]["world_size"]
+    for i, it in enumerate(document["iterations"]):
+        ipath = f"trace.iterations[{i}]"
+        if len(it["ranks"]) != world:
+            raise TraceError(
+                f"{ipath}.ranks: {len(it['ranks'])} entries for metadata.world_size {world}"
+            )
+        for r, rank in enumerate(it["ranks"]):
+            rpath = f"{ipath}.ranks[{r}]"
+            if rank["rank"] != r:
+                raise TraceError(
+                    f"{rpath}.rank: expected {r} (ranks in order), found {rank['rank']}"
+                )
+            _ordered(
+                [
+                    (k, rank[k])
+                    for k in (
+                        "forward_start",
+                        "backward_start",
+                        "backward_return",
+                        "optimizer_start",
+                        "optimizer_end",
+                    )
+                ],
+                rpath,
+            )
+            ready = rank["grad_ready"]
+            if len(ready) != len(params):
+                raise TraceError(
+                    f"{rpath}.grad_ready: {len(ready)} times for {len(params)} parameters"
+                )
+            for p, t in enumerate(ready):
+                if not rank["backward_start"] <= t <= rank["backward_return"]:
+                    raise TraceError(
+                        f"{rpath}.grad_ready[{p}]: {t} is outside backward "
+                        f"({rank['backward_start']} to {rank['backward_return']})"
+                    )
+            in_bucket: dict[str, int] = {}
+            for b, bucket in enumerate(rank["buckets"]):
+                bpath = f"{rpath}.buckets[{b}]"
+                if bucket["index"] != b:
+                    raise TraceError(
+                        f"{bpath}.index: expected {b} (buckets in index order), "
+                        f"found {bucket['index']}"
+                    )
+                for k, name in enumerate(bucket["parameters"]):
+                    if name not in seen:
+                        raise TraceError(f"{bpath}.parameters[{k}]: unknown parameter {name!r}")
+                    if name in in_bucket:
+                        raise TraceError(
+                            f"{bpath}.parameters[{k}]: {name!r} is also in bucket {in_bucket[name]}"
+                        )
+                    in_bucket[name] = b
+                _ordered([(k, bucket[k]) for k in ("issue", "enqueued", "complete")], bpath)
+                if bucket["issue"] < rank["backward_start"]:
+                    raise TraceError(f"{bpath}.issue: {bucket['issue']} is before backward_start")
+            missing = [n for n in names if n not in in_bucket]
+            if missing:
+                raise TraceError(f"{rpath}.buckets: parameter {missing[0]!r} is in no bucket")
+
+
+def validate_trace(document: Any) -> None:
+    """Check a parsed trace document; raise ``TraceError`` naming the offending field."""
+    check_schema(document)
+    check_consistency(document)
