@@ -58,7 +58,7 @@ FIELDS = {
     "latency_ms": "ms",
     "ranks": "ranks",
     "straggler_pct": "%",
-    "bucket_cap_mb": "MB",
+    "bucket_cap_mb": "MiB",
     "forward_ms": "ms",
     "optimizer_ms": "ms",
 }
@@ -76,7 +76,7 @@ READOUT_KEYS = (
     "regime",
 )
 #: Help lines that say more than a parameter's bounds.
-HINTS = {"bucket_cap_mb": "MB, DDP-style; leave empty to use layers per bucket."}
+HINTS = {"bucket_cap_mb": BucketConfig.param.bucket_cap_mb.metadata["hint"]}
 
 EXPLANATIONS = {
     RegimeKind.OVERLAP_LIMITED: (
@@ -507,6 +507,13 @@ class BucketTimeline(pn.viewable.Viewer):
         )
         if r.suggestion is not None:
             text += SUGGESTIONS[r.suggestion].format(gain=ms(r.gain_ms))
+        waited = np.flatnonzero(s.bucket_waits_for >= 0)
+        if waited.size:
+            b = int(waited[np.argmax(s.bucket_order_wait[waited])])
+            text += (
+                f" Buckets launch in index order: bucket {b} was ready but waited "
+                f"{ms(s.bucket_order_wait[b])} for bucket {int(s.bucket_waits_for[b])}."
+            )
         self.explanation.object = text
         desc = PRESET_DESCRIPTIONS.get(self.preset, "Your own settings.")
         self.preset_note.object = f'<div class="ol-hint">{html.escape(desc)}</div>'
