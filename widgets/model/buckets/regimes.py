@@ -9,8 +9,9 @@ Numbers. E is backward end, C communication end, tail = max(0, C - E). W
 bandwidth``: it does not depend on the bucketing. O (overhead) is the latency
 part, ``n_buckets * 2(p-1) * latency``. L = W + O is the link's work. Hidden is
 the transfer time that runs before E; overlap share = hidden / L. The last
-bucket (highest index) is launched only once every gradient is ready, so the
-tail is exactly ``host delay + its wait for the link + its transfer``.
+bucket (highest index) is launched only once every gradient is ready (buckets
+launch in index order), so the tail is exactly its launch delay after E (host
+enqueue time, 0 by default) + its wait for the link + its transfer.
 
 1. **communication-bound**: W >= E. Even with no overhead the link needs longer
    than all of backward, so no bucketing hides it: the tail is at least W - E.
@@ -24,7 +25,7 @@ tail is exactly ``host delay + its wait for the link + its transfer``.
    ``TOLERANCE_MS``: transfers queued, and the tail is the last transfer plus
    that backlog.
 5. **overlap-limited**: otherwise. The last bucket did not wait for the link, so
-   the tail equals the last transfer (plus any host delay) within
+   the tail equals the last transfer (plus any launch delay) within
    ``TOLERANCE_MS``.
 
 Suggestion. Among every setting of the bucketing knob (1 to n layers per
@@ -88,6 +89,7 @@ class Regime:
     tail_ms: float
     last_transfer_ms: float
     last_link_wait_ms: float
+    last_launch_delay_ms: float
     step_ms: float
     best_step_ms: float | None
     best_setting: float | None
