@@ -76,7 +76,7 @@ def check_consistent(config: BucketConfig, s: Schedule, sweep: SweepResult) -> N
     # The label: the first definition that holds, and each one's promise kept.
     expected = (
         K.COMMUNICATION_BOUND
-        if W >= E
+        if E - tol <= W
         else K.NO_OVERLAP
         if hidden <= tol
         else K.LATENCY_BOUND

@@ -53,3 +53,27 @@ def parse_number(text: str, p: param.Parameter) -> float | int | None:
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ValueError(f"{p.label} must be {bounds_text(p)}.")
     return value
+
+
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def parse_setting(text: str, p: param.Parameter) -> object:
+    """Parse text (typed, or from a URL) for any setting: a number, a yes/no or a choice.
+
+    Raises ValueError with a message for the person who wrote it.
+    """
+    if isinstance(p, param.Boolean):
+        word = text.strip().lower()
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+        raise ValueError(f"{p.label} is true or false, not “{text.strip()[:20]}”.")
+    if isinstance(p, param.Selector):
+        names = {str(o): o for o in p.objects}
+        if text.strip() in names:
+            return names[text.strip()]
+        raise ValueError(f"{p.label} is one of {', '.join(names)}.")
+    return parse_number(text, p)

@@ -13,8 +13,9 @@ bucket (highest index) is launched only once every gradient is ready (buckets
 launch in index order), so the tail is exactly its launch delay after E (host
 enqueue time, 0 by default) + its wait for the link + its transfer.
 
-1. **communication-bound**: W >= E. Even with no overhead the link needs longer
-   than all of backward, so no bucketing hides it: the tail is at least W - E.
+1. **communication-bound**: W >= E - ``TOLERANCE_MS`` (W at least E, as far as
+   the readouts can tell). Even with no overhead the link needs as long as all
+   of backward or longer, so no bucketing hides it: the tail is at least W - E.
 2. **no overlap**: hidden <= ``TOLERANCE_MS``. No transfer runs during
    backward (one bucket, or the first iteration of DDP), so the whole link work
    is exposed.
@@ -133,7 +134,7 @@ def regime_codes(
     )
     return np.select(
         [
-            traffic >= backward_end,
+            traffic >= backward_end - TOLERANCE_MS,
             hidden <= TOLERANCE_MS,
             (overhead >= LATENCY_SHARE * link_work) & larger,
             last_wait > TOLERANCE_MS,
