@@ -27,7 +27,11 @@ def check_consistent(config: BucketConfig, s: Schedule, sweep: SweepResult) -> N
     tol = TOLERANCE_MS
     # The deciding numbers, recomputed from the schedule's arrays.
     E = s.backward_end
-    W = float(ring_traffic_ms(s.bucket_size_mb.sum(), config.ranks, config.bandwidth))
+    # All traffic: every gradient tensor once (summed in registration order, as the
+    # model does, so a tie W == E is decided the same way).
+    W = float(ring_traffic_ms(s.tensors.size_mb.sum(), config.ranks, config.bandwidth))
+    bucket_w = float(ring_traffic_ms(s.bucket_size_mb.sum(), config.ranks, config.bandwidth))
+    assert bucket_w == pytest.approx(W, rel=1e-12)
     # O for overhead, as in the regimes docstring.
     O = s.n_buckets * float(ring_overhead_ms(config.ranks, config.latency_ms))  # noqa: E741
     L = float(s.bucket_transfer_ms.sum())
@@ -80,7 +84,7 @@ def check_consistent(config: BucketConfig, s: Schedule, sweep: SweepResult) -> N
         else K.NO_OVERLAP
         if hidden <= tol
         else K.LATENCY_BOUND
-        if O >= LATENCY_SHARE * L and r.suggestion == Suggestion.LARGER_BUCKETS
+        if O >= LATENCY_SHARE * (W + O) and r.suggestion == Suggestion.LARGER_BUCKETS
         else K.LINK_SATURATED
         if last_wait > tol
         else K.OVERLAP_LIMITED

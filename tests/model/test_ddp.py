@@ -27,6 +27,7 @@ from widgets.model.buckets import (
     cut_by_size,
     gradient_tensors,
     launch_times,
+    link_schedule,
     sweep_byte_caps,
     sweep_layers_per_bucket,
 )
@@ -401,3 +402,21 @@ def test_every_preset_keeps_its_tensors_consistent():
             tied_embeddings=PRESETS[name]["tied_embeddings"],
         )
         close(s.tensors.size_mb, t.size_mb)
+
+
+def test_docstring_examples():
+    # tensors: 3 layers of 1 ms, registered 3, 1, 2 (positions [2, 3, 1]).
+    t = gradient_tensors(np.ones(3), np.full(3, 25.0), registration=np.array([2, 3, 1]))
+    name = [
+        ("w" if k == TensorKind.WEIGHT else "b") + str(layer)
+        for k, layer in zip(t.kind, t.layer, strict=True)
+    ]
+    assert name == ["w3", "b3", "w1", "b1", "w2", "b2"]
+    assert [name[i] for i in t.readiness_order] == ["b3", "w3", "b2", "w2", "b1", "w1"]
+    close(t.layer_ready, [3.0, 2.0, 1.0])
+    # link: bucket 0 ready at 10, bucket 1 at 2, both 3 ms: launched 10, 10; run 10-13, 13-16.
+    launch = launch_times([10.0, 2.0])
+    close(launch, [10.0, 10.0])
+    start, end = link_schedule(launch, [3.0, 3.0])
+    close(start, [10.0, 13.0])
+    close(end, [13.0, 16.0])

@@ -22,7 +22,7 @@ from .bucketing import (
     ddp_assignment,
     layer_assignment,
 )
-from .config import DDP_DEFAULT_CAP_MB, MAX_LAYERS, BucketConfig, LayerProfile
+from .config import MAX_LAYERS, BucketConfig, LayerProfile
 from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
 from .intervals import BucketIntervals, IntervalKind, Lane
 from .link import evaluate, launch_times, link_schedule
@@ -41,7 +41,6 @@ from .tensors import (
 )
 
 __all__ = [
-    "DDP_DEFAULT_CAP_MB",
     "DDP_DEFAULT_CAP_MIB",
     "DDP_FIRST_BUCKET_MIB",
     "LATENCY_SHARE",

@@ -23,7 +23,6 @@ from .schedule import Schedule, build_schedule
 from .tensors import MB_PER_MIB, GradientTensors, gradient_tensors
 
 MAX_LAYERS = 64
-DDP_DEFAULT_CAP_MB = DDP_DEFAULT_CAP_MIB  # kept for old imports: the cap is in MiB
 
 
 class LayerProfile(param.Array):
@@ -284,10 +283,6 @@ class BucketConfig(param.Parameterized):
     def cap_left_default(self) -> bool:
         """DDP bucketing with the cap left empty: DDP's 25 MiB, first bucket 1 MiB."""
         return self.ddp_bucketing and self.bucket_cap_mb is None
-
-    def assignment(self) -> np.ndarray:
-        """Bucket of each tensor (in registration order) under the settings in force."""
-        return self.assignments()[0]
 
     def link_settings(self) -> dict[str, float]:
         """The link's settings, as ``build_schedule`` takes them."""

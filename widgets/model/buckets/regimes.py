@@ -29,6 +29,14 @@ enqueue time, 0 by default) + its wait for the link + its transfer.
    the tail equals the last transfer (plus any launch delay) within
    ``TOLERANCE_MS``.
 
+Worked example (defaults: 12 layers of 2 ms and 25 MB, 25 GB/s, 8 ranks,
+0.05 ms per ring step). At 3 layers per bucket: E = 24, W = 21 < 24, four
+5.95 ms transfers each start when ready, hidden = 17.85, O = 2.8 (12 % of L),
+the last bucket waits 0: **overlap-limited**, tail 5.95 = its transfer. At
+1 layer per bucket the 2.45 ms transfers outpace the 2 ms of backward between
+them; the last waits 4.95 ms: **link-saturated**, tail 7.40. At 12 layers per
+bucket the one transfer starts at E: **no overlap**, tail 21.70 = L.
+
 Suggestion. Among every setting of the bucketing knob (1 to n layers per
 bucket; for a byte cap, ``default_caps`` and the cap itself) the best is the
 shortest step, ties going to the larger bucket. The suggestion is
