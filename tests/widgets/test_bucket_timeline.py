@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
+import param
 import pytest
 from drive import FakeWall, play, press, reset, step
 
@@ -25,7 +26,8 @@ from widgets.model.buckets import (
 from widgets.model.settings import setting_names
 from widgets.url_state import settings_from_query
 
-FIELDS = setting_names(BucketConfig)
+#: The settings typed as numbers (the others are checkboxes).
+FIELDS = [n for n in setting_names(BucketConfig) if isinstance(BucketConfig.param[n], param.Number)]
 
 pn.extension()
 

@@ -9,6 +9,7 @@ import csv
 import io
 
 import panel as pn
+import param
 import pytest
 from drive import FakeWall, reset, step
 
@@ -32,8 +33,12 @@ def test_every_setting_has_a_labelled_control_with_its_unit(view: Widget) -> Non
     for name in setting_names(view.settings):
         p = view.settings.param[name]
         control = view.fields[name]
-        assert control.input.label == p.label
-        assert control.input.description == p.doc
+        if isinstance(p, param.Boolean):
+            assert isinstance(control.input, pn.widgets.Checkbox)
+            assert control.input.name == p.label
+        else:
+            assert control.input.label == p.label
+            assert control.input.description == p.doc
         assert p.metadata["unit"] in control.hint or p.metadata["hint"] == control.hint
 
 
@@ -86,8 +91,11 @@ def test_share_bar_link_follows_every_setting(view: Widget) -> None:
         p = view.settings.param[name]
         if p.allow_None:
             continue
-        value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
-        value = min(value, p.default + 1)
+        if isinstance(p, param.Boolean):
+            value = not p.default
+        else:
+            value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
+            value = min(value, p.default + 1)
         setattr(view.settings, name, value)
         assert f"{name}=" in seen[-1]
     assert view.share_bar.link.value.startswith(f"http://example.test:5006/{spec.name}?")
