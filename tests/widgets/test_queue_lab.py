@@ -550,3 +550,19 @@ def test_the_y_axis_follows_the_run_so_far_not_the_whole_run(lab: QueueLab) -> N
     type_into(lab.fields["prediction_time"], "10")
     type_into(lab.fields["predicted_length"], "30")  # a prediction stays on screen: ceil(33.6) = 34
     assert y.end == 34.0
+
+
+def test_a_queue_that_starts_empty_and_grows_says_it_never_drains() -> None:
+    lab = QueueLab(initial=0, arrival=4, service=3, predicted_drain_time=2)
+    lab.settings.clock.elapsed = lab.clock.horizon
+    lab.refresh()
+    assert "The queue starts empty and grows: it never drains." in lab.drain_outcome.text
+    assert ">—<" in lab.drain_outcome.text  # no drain time, not "0.00 s"
+    assert "it never drains" in lab.describe()
+
+
+def test_a_draining_queue_past_the_run_says_when_it_would_empty() -> None:
+    lab = QueueLab(initial=30, arrival=1, service=2, predicted_drain_time=25)
+    lab.settings.clock.elapsed = lab.clock.horizon
+    lab.refresh()
+    assert "It would empty at 30.00 s, after the run ends." in lab.drain_outcome.text
