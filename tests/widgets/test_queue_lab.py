@@ -340,7 +340,7 @@ def test_drain_prediction_when_the_queue_never_drains(lab: QueueLab) -> None:
     step(lab)
     assert lab.drain_outcome.visible is True
     assert ">—<" in lab.drain_outcome.text
-    assert "It did not happen by the end." in lab.drain_outcome.text
+    assert "The queue never drains: it does not shrink." in lab.drain_outcome.text
 
 
 def test_length_prediction(lab: QueueLab) -> None:
