@@ -42,3 +42,8 @@ def number(text: str) -> float:
 def value_of(scope, name: str) -> float:
     """The number a readout starts with."""
     return number(readout(scope, name).inner_text())
+
+
+def description(scope):
+    """The live text alternative of a widget's chart ("What the chart shows")."""
+    return scope.get_by_role("region", name="What the chart shows", exact=True)
