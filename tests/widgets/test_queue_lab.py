@@ -92,10 +92,6 @@ def test_controls_are_labelled_from_the_parameters(lab: QueueLab) -> None:
     ] == ["Reset", "Play", "Step"]
 
 
-def test_layout_builds(lab: QueueLab) -> None:
-    assert lab.__panel__() is not None
-
-
 # --- canonical experiments by Step -----------------------------------------------------------
 
 
