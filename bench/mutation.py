@@ -188,17 +188,18 @@ def equivalent_keys() -> set[str]:
 
 
 def tests_for(rel: str, root: Path) -> list[str]:
-    """Fast test files that mention the module (by its dotted path or file stem)."""
+    """Fast test files that import the module (by dotted path), else that name its file stem."""
     stem = Path(rel).stem
     dotted = rel.removesuffix(".py").replace("/", ".")
-    found = []
-    for test in sorted((root / "tests").rglob("test_*.py")):
-        if "ui" in test.relative_to(root / "tests").parts:
-            continue
-        text = test.read_text(encoding="utf-8")
-        if stem in text or dotted in text:
-            found.append(str(test))
-    return found
+    fast = [
+        t
+        for t in sorted((root / "tests").rglob("test_*.py"))
+        if "ui" not in t.relative_to(root / "tests").parts
+    ]
+    texts = {t: t.read_text(encoding="utf-8") for t in fast}
+    # The module's own tests (by import) when it has them, else any that name it.
+    found = [str(t) for t in fast if dotted in texts[t]]
+    return found or [str(t) for t in fast if stem in texts[t]]
 
 
 def _run_tests(root: Path, tests: list[str], timeout: float) -> str:

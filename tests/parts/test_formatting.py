@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 
 from widgets.parts.formatting import (
     COUNT,
+    ITEMS,
     ITEMS_PER_SECOND,
     MILLISECONDS,
     PERCENT,
@@ -92,3 +94,14 @@ def test_readout_html_note_and_value_slot() -> None:
     assert '<output class="ol-value" aria-labelledby="r-2">{value}</output>' in text
     assert text.endswith('<span class="ol-note">a &lt;b&gt;</span></div>')
     assert readout_html("A", "{v}", "i").count("{v}") == 1  # other braces are plain text
+
+
+def test_unsigned_by_default_and_the_declared_units() -> None:
+    assert SECONDS(4.0) == "4.00 s"
+    assert ITEMS(1.0) == "1.00 items"
+    assert MILLISECONDS(2.0) == "2.00 ms"
+
+
+def test_a_quantity_is_immutable() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SECONDS.digits = 3  # type: ignore[misc]
