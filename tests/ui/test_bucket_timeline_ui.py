@@ -8,11 +8,10 @@ must see for a setting, not what the page happened to show last time.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 
 import pytest
-from pagekit import TIMEOUT, button, enter, field, readout, value_of
+from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_of
 from playwright.sync_api import Page, expect
 
 from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig
@@ -251,18 +250,21 @@ def test_play_pause_step(timeline: Page, ui):
 
     button(page, "Play").click()
     expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
-    time.sleep(1.0)
-    first = value_of(page, "Elapsed time")
-    time.sleep(0.4)
-    second = value_of(page, "Elapsed time")
-    assert 1.0 < first < second, f"elapsed did not advance while playing: {first} then {second}"
+    first = ui.wait_until(
+        lambda: value_of(page, "Elapsed time") > 1.0 and value_of(page, "Elapsed time"), timeout=10
+    )
+    second = ui.wait_until(
+        lambda: value_of(page, "Elapsed time") > first and value_of(page, "Elapsed time"),
+        timeout=10,
+    )
 
     button(page, "Pause").click()
     expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
-    time.sleep(0.4)  # the server's paused value replaces the browser's animation
-    frozen = value_of(page, "Elapsed time")
-    time.sleep(0.6)
-    assert value_of(page, "Elapsed time") == frozen, "elapsed moved while paused"
+    # The server's paused value replaces the browser's animation; then nothing moves
+    # over the page's own animation frames.
+    frozen = ui.wait_until(
+        lambda: holds_still(page, lambda: value_of(page, "Elapsed time")), timeout=10
+    )
     assert frozen >= second
 
     button(page, "Step").click()

@@ -232,6 +232,26 @@ def test_playing_sends_no_websocket_messages(page: Page, server: str, ui, ws_fra
     expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_playing_to_the_end_stops_by_itself(page: Page, server: str, ui, name: str):
+    clock = WIDGETS[name].create().clock
+    steps = round(clock.horizon / clock.step_size) - 2
+    ui.open_widget(page, f"{server}/{name}")
+    for _ in range(steps):
+        button(page, "Step").click()
+    ui.wait_until(
+        lambda: abs(value_of(page, "Elapsed time") - steps * clock.step_size) < 0.006, timeout=20
+    )
+    button(page, "Play").click()
+    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
+    # Only the server's end-of-run timer turns Pause back into Play, disabled at the end.
+    play = button(page, "Play")
+    expect(play).to_be_visible(timeout=TIMEOUT + 2_000 * clock.wall_seconds_to_end())
+    expect(play).to_be_disabled()
+    expect(button(page, "Step")).to_be_disabled()
+    assert value_of(page, "Elapsed time") == pytest.approx(clock.horizon, abs=0.006)
+
+
 ROUTES = ["/", *(f"/{n}" for n in NAMES), *(f"/lessons/{n}" for n in load_lessons())]
 
 

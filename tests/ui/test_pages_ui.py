@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from markdown_it import MarkdownIt
-from pagekit import TIMEOUT, button, enter, field, readout
+from pagekit import TIMEOUT, animation_frames, button, enter, field, readout
 from playwright.sync_api import Page, expect
 
 from lessons import Experiment, Question, WidgetBlock, load_lessons
@@ -117,7 +117,7 @@ def settle(page: Page) -> None:
         "Bokeh.documents.every(d => d.is_idle === undefined || d.is_idle)",
         timeout=LOAD_TIMEOUT,
     )
-    page.wait_for_timeout(400)
+    animation_frames(page, 10)  # the layout had frames to update
 
 
 def allowed_netlocs(*ports: int) -> set[str]:
@@ -437,7 +437,7 @@ def test_no_horizontal_scroll_in_a_360px_iframe(page: Page, embedding, route: st
     assert frame is not None, [f.url for f in page.frames]
     settle_js = "() => Bokeh.documents.every(d => d.is_idle === undefined || d.is_idle)"
     frame.wait_for_function(settle_js, timeout=LOAD_TIMEOUT)
-    page.wait_for_timeout(400)
+    animation_frames(frame, 10)
     ok, widths = _fits(frame)
     assert ok, f"{route} scrolls sideways in a 360 px iframe: {widths[0]} > {widths[1]}"
     ok, widths = _fits(page)

@@ -546,3 +546,16 @@ def test_the_y_axis_follows_the_run_so_far_not_the_whole_run(lab: QueueLab) -> N
     type_into(lab.fields["prediction_time"], "10")
     type_into(lab.fields["predicted_length"], "30")  # a prediction stays on screen: ceil(33.6) = 34
     assert y.end == 34.0
+
+
+def test_an_experiment_starts_a_fresh_run_with_its_initial_items(lab: QueueLab) -> None:
+    step(lab, 4)  # t = 2: the queue went 4 -> 2 at net -1/s
+    lab.settings.arrival = 4.0  # an edit mid-run: a second segment from t = 2
+    assert len(lab.settings.series) == 2
+    lab.apply(initial=7.0, arrival=1.0)
+    series = lab.settings.series
+    # History gone, and initial items (which otherwise wait for Reset) apply now.
+    assert len(series) == 1
+    assert series.start[0] == 0.0 and series.value[0] == 7.0 and series.slope[0] == -2.0
+    assert lab.clock.elapsed == 0.0
+    assert ">7.00 items<" in lab.length_div.text
