@@ -227,7 +227,7 @@ def test_an_edit_while_playing_keeps_time_moving_from_where_it_was(lab: Page, ui
     before = value_of(lab, "Elapsed time")
     enter(lab, "Arrival rate", "4")
     formula = readout(lab, "Formula")
-    expect(formula).to_contain_text("1.00 × (t −", timeout=TIMEOUT)
+    expect(formula).to_contain_text("+ 1.00 × (t −", timeout=TIMEOUT)
     # The new segment starts where the run was when the edit arrived: no jump back to zero
     # or to the old anchor, and the page's clock keeps going from there.
     start = float(re.search(r"\(t − (\d+\.\d+)\)", formula.inner_text()).group(1))
