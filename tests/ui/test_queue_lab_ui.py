@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
 from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_of
 from playwright.sync_api import Page, expect
 
-MINUS = "−"  # the readouts print U+2212, never a hyphen
+MINUS = "−"
+
+SAMPLE_JS = """
+el => {
+  const root = el.getRootNode();
+  window.__samples = [];
+  window.__sampling = true;
+  const tick = () => {
+    if (!window.__sampling) return;
+    const out = root.querySelector("output");
+    window.__samples.push(out ? out.textContent : "");
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}
+"""  # the readouts print U+2212, never a hyphen
 
 
 # --- helpers -----------------------------------------------------------------
@@ -225,6 +241,8 @@ def test_an_edit_while_playing_keeps_time_moving_from_where_it_was(lab: Page, ui
     expect(button(lab, "Pause")).to_be_visible(timeout=TIMEOUT)
     ui.wait_until(lambda: value_of(lab, "Elapsed time") >= 1.0, timeout=10)
     before = value_of(lab, "Elapsed time")
+    # Record the elapsed readout on every animation frame, in the page, across the edit.
+    lab.evaluate(SAMPLE_JS, readout(lab, "Elapsed time").element_handle())
     enter(lab, "Arrival rate", "4")
     formula = readout(lab, "Formula")
     expect(formula).to_contain_text("+ 1.00 × (t −", timeout=TIMEOUT)
@@ -235,6 +253,12 @@ def test_an_edit_while_playing_keeps_time_moving_from_where_it_was(lab: Page, ui
     after = value_of(lab, "Elapsed time")
     assert after >= start - 0.02, (start, after)
     ui.wait_until(lambda: value_of(lab, "Elapsed time") >= start + 1.0, timeout=10)
+    samples = lab.evaluate("() => { window.__sampling = false; return window.__samples; }")
+    values = [float(t.split()[0]) for t in samples if t.strip()]
+    steps = [b - a for a, b in itertools.pairwise(values)]
+    assert len(values) > 10 and min(steps) >= 0, values
+    # About 1 s of model time per second at display rate: no frame jumps by half a second.
+    assert max(steps) < 0.5, values
     # Queue length follows the new rate from the re-anchored start.
     button(lab, "Pause").click()
     expect(button(lab, "Play")).to_be_visible(timeout=TIMEOUT)
