@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from widgets.model.timeline import Clock, Intervals, PiecewiseLinearSeries
+from widgets.model.timeline import (
+    Clock,
+    Intervals,
+    PiecewiseLinearSeries,
+    revealed_points,
+    revealed_polyline,
+)
 
 
 class FakeWall:
@@ -451,3 +457,33 @@ def test_revealed_keeps_begun_intervals_cut_at_t(t: float) -> None:
     assert np.all(shown.end > shown.start)
     assert np.all(shown.end <= iv.end[begun])
     np.testing.assert_array_equal(shown.end, np.minimum(iv.end[begun], t))
+
+
+# --- edges, worked by hand ------------------------------------------------------------
+
+
+def test_single_has_no_floor_by_default() -> None:
+    assert PiecewiseLinearSeries.single(0.0, 1.0, -1.0).at(5.0) == -4.0
+
+
+def test_vertices_until_the_start_is_the_start_alone() -> None:
+    ts, vs = PiecewiseLinearSeries.single(1.0, 4.0, -1.0).vertices(1.0)
+    assert ts.tolist() == [1.0] and vs.tolist() == [4.0]
+
+
+def test_vertices_until_a_segment_start_leave_that_segment_out() -> None:
+    s = PiecewiseLinearSeries.single(0.0, 10.0, -1.0).split_at(3.0, 1.0)
+    ts, vs = s.vertices(3.0)
+    assert ts.tolist() == [0.0, 3.0] and vs.tolist() == [10.0, 7.0]
+
+
+def test_revealed_polyline_edges() -> None:
+    for x, y, t in (([], [], 1.0), ([1.0, 2.0], [3.0, 4.0], 0.5)):
+        xs, ys = revealed_polyline(x, y, t)
+        assert xs.tolist() == [] and ys.tolist() == []
+    xs, ys = revealed_polyline([0.0, 1.0, 2.0], [0.0, 10.0, 20.0], 1.0)
+    assert xs.tolist() == [0.0, 1.0] and ys.tolist() == [0.0, 10.0]
+
+
+def test_revealed_points_include_the_one_at_t() -> None:
+    assert revealed_points([0.0, 1.0, 2.0], 1.0).tolist() == [True, True, False]
