@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -487,3 +489,9 @@ def test_revealed_polyline_edges() -> None:
 
 def test_revealed_points_include_the_one_at_t() -> None:
     assert revealed_points([0.0, 1.0, 2.0], 1.0).tolist() == [True, True, False]
+
+
+def test_a_series_is_immutable() -> None:
+    s = PiecewiseLinearSeries.single(0.0, 1.0, -1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.start = s.start  # type: ignore[misc]
