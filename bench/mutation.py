@@ -248,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     """Mutate each module, run its fast tests per mutant, report survivors and the score."""
     parser = argparse.ArgumentParser(prog="python -m bench.mutation", description=__doc__)
     parser.add_argument("paths", nargs="+", type=Path, help="modules to mutate")
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        default=None,
+        help="test files to run per mutant (default: the fast tests that import the module)",
+    )
     args = parser.parse_args(argv)
     sys.dont_write_bytecode = True
     # Import the heavy dependencies once, so each forked child starts warm.
@@ -268,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.copy2(src, root / name)
         for path in args.paths:
             rel = str(path.resolve().relative_to(REPO))
-            tests = tests_for(rel, root)
+            tests = [str(root / t) for t in args.tests] if args.tests else tests_for(rel, root)
             original = (root / rel).read_text(encoding="utf-8")
             start = time.monotonic()
             if _run_tests(root, tests, timeout=600) != "passed":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -420,3 +422,40 @@ def test_invariants_over_random_operations(step_size: float, speed: float, ops: 
                 assert q.initial_pending is True
                 assert q.series is old
         check_series(q)
+
+
+# --- edges, worked by hand ------------------------------------------------------------
+
+
+def test_rates_are_bounded_at_1000_items_per_second() -> None:
+    q = FluidQueue(arrival=1000.0, service=1000.0)
+    assert (q.arrival, q.service) == (1000.0, 1000.0)
+    with pytest.raises(ValueError):
+        FluidQueue(arrival=1000.5)
+    with pytest.raises(ValueError):
+        FluidQueue(service=1000.5)
+
+
+def test_records_are_immutable() -> None:
+    q = FluidQueue()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        q.segment.start = 1.0  # type: ignore[misc]
+    check = PredictionCheck(3.0, 4.0, 4.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        check.actual = 1.0  # type: ignore[misc]
+
+
+def test_a_prediction_exactly_at_the_tolerance_is_close() -> None:
+    # Tolerance 0.25 of 4.0 is 1.0 exactly (binary-exact numbers): the edge counts as close.
+    assert PredictionCheck(3.0, 4.0, 4.0).close(tolerance=0.25)
+    assert not PredictionCheck(2.875, 4.0, 4.0).close(tolerance=0.25)
+
+
+def test_no_initial_change_is_pending_until_one_is_made_after_time_zero() -> None:
+    q = FluidQueue()
+    assert q.initial_pending is False
+    q.initial = 6.0  # at time zero: applies at once
+    assert q.initial_pending is False and q.length() == 6.0
+    q.clock.step()
+    q.initial = 2.0
+    assert q.initial_pending is True
