@@ -2,7 +2,7 @@
 
 Each module is parsed, and every mutation point (an arithmetic, comparison or
 boolean operator, a number, a ``True``/``False``, a ``not``, a unary minus, a
-string that is not a docstring) is changed one at a time. For each mutant, the
+string that is not a docstring or a parameter's ``doc``) is changed one at a time. For each mutant, the
 fast tests that mention the module (never ``tests/ui``) run against a copy of
 the repository holding the mutant; a mutant is killed when they fail or time
 out. Surviving mutants are printed, and the run ends with
@@ -79,6 +79,9 @@ def _docstring_ids(tree: ast.AST) -> set[int]:
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 ids.add(id(body[0].value))
+        # ``doc=`` of a parameter is help text, like a docstring.
+        if isinstance(node, ast.keyword) and node.arg == "doc":
+            ids.update(id(n) for n in ast.walk(node.value))
         # A string alone as a statement documents the line above it (an attribute).
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             ids.add(id(node.value))

@@ -495,3 +495,15 @@ def test_a_series_is_immutable() -> None:
     s = PiecewiseLinearSeries.single(0.0, 1.0, -1.0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.start = s.start  # type: ignore[misc]
+
+
+def test_revealed_polyline_at_its_first_vertex_is_that_vertex() -> None:
+    xs, ys = revealed_polyline([1.0, 2.0], [3.0, 4.0], 1.0)
+    assert xs.tolist() == [1.0] and ys.tolist() == [3.0]
+
+
+def test_intervals_are_immutable() -> None:
+    fields = {f.name: None for f in dataclasses.fields(Intervals)}
+    intervals = Intervals(**fields)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        intervals.start = None  # type: ignore[misc]
