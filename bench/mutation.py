@@ -2,8 +2,9 @@
 
 Each module is parsed, and every mutation point (an arithmetic, comparison or
 boolean operator, a number, a ``True``/``False``, a ``not``, a unary minus, a
-string that is not a docstring or a parameter's ``doc``) is changed one at a time. For each mutant, the
-fast tests that mention the module (never ``tests/ui``) run against a copy of
+string that is not a docstring or a parameter's ``doc``) is changed one at a
+time. For each mutant, the fast tests that import the module (never
+``tests/ui``) run against a copy of
 the repository holding the mutant; a mutant is killed when they fail or time
 out. Surviving mutants are printed, and the run ends with
 ``killed K of N (P%)``, where N leaves out the mutants listed in

@@ -503,7 +503,6 @@ def test_revealed_polyline_at_its_first_vertex_is_that_vertex() -> None:
 
 
 def test_intervals_are_immutable() -> None:
-    fields = {f.name: None for f in dataclasses.fields(Intervals)}
-    intervals = Intervals(**fields)
+    intervals = Intervals(**{f.name: np.zeros(0) for f in dataclasses.fields(Intervals)})
     with pytest.raises(dataclasses.FrozenInstanceError):
         intervals.start = None  # type: ignore[misc]
