@@ -506,3 +506,9 @@ def test_intervals_are_immutable() -> None:
     intervals = Intervals(**{f.name: np.zeros(0) for f in dataclasses.fields(Intervals)})
     with pytest.raises(dataclasses.FrozenInstanceError):
         intervals.start = None  # type: ignore[misc]
+
+
+def test_clock_defaults() -> None:
+    c = Clock(wall_clock=lambda: 5.0)
+    assert (c.elapsed, c.playing, c.speed, c.step_size, c.horizon) == (0.0, False, 1.0, 0.5, 10.0)
+    assert c.anchor_wall == 0.0
