@@ -237,15 +237,21 @@ def _run_tests(root: Path, tests: list[str], timeout: float) -> str:
         except BaseException:
             os._exit(3)
     deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return "passed" if os.waitstatus_to_exitcode(status) == 0 else "failed"
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return "timeout"
-        time.sleep(0.05)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return "passed" if os.waitstatus_to_exitcode(status) == 0 else "failed"
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    except BaseException:  # interrupted: never leave the child running
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return "timeout"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sys.dont_write_bytecode = True
+    # A terminated run stops its child and removes its copy, like Ctrl-C.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     # Import the heavy dependencies once, so each forked child starts warm.
     import numpy  # noqa: F401
     import panel  # noqa: F401
