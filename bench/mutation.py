@@ -217,7 +217,11 @@ def _run_tests(root: Path, tests: list[str], timeout: float) -> str:
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
             import pytest
+            from hypothesis import settings
 
+            # The same examples for every mutant, and no deadline on a loaded machine.
+            settings.register_profile("mutation", derandomize=True, deadline=None, database=None)
+            settings.load_profile("mutation")
             code = pytest.main(
                 [
                     *tests,
