@@ -155,10 +155,6 @@ def test_controls_are_labelled_from_the_parameters(lab: BucketTimeline) -> None:
     assert lab.best_button.label == "Use the best setting"
 
 
-def test_layout_builds(lab: BucketTimeline) -> None:
-    assert lab.__panel__() is not None
-
-
 def test_default_intervals(lab: BucketTimeline) -> None:
     backward = rows(lab, "backward")
     # Backward runs from layer 12 (0-2 ms) down to layer 1 (22-24 ms).

@@ -92,10 +92,6 @@ def test_controls_are_labelled_from_the_parameters(lab: QueueLab) -> None:
     ] == ["Reset", "Play", "Step"]
 
 
-def test_layout_builds(lab: QueueLab) -> None:
-    assert lab.__panel__() is not None
-
-
 # --- canonical experiments by Step -----------------------------------------------------------
 
 
@@ -566,3 +562,16 @@ def test_a_draining_queue_past_the_run_says_when_it_would_empty() -> None:
     lab.settings.clock.elapsed = lab.clock.horizon
     lab.refresh()
     assert "It would empty at 30.00 s, after the run ends." in lab.drain_outcome.text
+
+
+def test_an_experiment_starts_a_fresh_run_with_its_initial_items(lab: QueueLab) -> None:
+    step(lab, 4)  # t = 2: the queue went 4 -> 2 at net -1/s
+    lab.settings.arrival = 4.0  # an edit mid-run: a second segment from t = 2
+    assert len(lab.settings.series) == 2
+    lab.apply(initial=7.0, arrival=1.0)
+    series = lab.settings.series
+    # History gone, and initial items (which otherwise wait for Reset) apply now.
+    assert len(series) == 1
+    assert series.start[0] == 0.0 and series.value[0] == 7.0 and series.slope[0] == -2.0
+    assert lab.clock.elapsed == 0.0
+    assert ">7.00 items<" in lab.length_div.text

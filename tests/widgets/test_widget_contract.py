@@ -100,3 +100,16 @@ def test_share_bar_link_follows_every_setting(view: Widget) -> None:
         assert f"{name}=" in seen[-1]
     assert view.share_bar.link.value.startswith(f"http://example.test:5006/{spec.name}?")
     assert view.share_bar.link.value.endswith(seen[-1])
+
+
+def test_layout_holds_every_control_the_description_and_the_notices(view: Widget) -> None:
+    layout = view.__panel__()
+    buttons = set(layout.select(pn.widgets.Button))
+    tc = view.time_control
+    assert {tc.reset_button, tc.play_button, tc.step_button} <= buttons
+    inputs = set(layout.select(pn.widgets.TextInput))
+    for name, control in view.fields.items():
+        assert control.input in inputs, name
+    panes = set(layout.select(pn.pane.HTML))
+    assert view.description in panes
+    assert view.notices in set(layout.select(type(view.notices)))
