@@ -83,7 +83,7 @@ def test_a_relative_embed_url_changes_nothing(monkeypatch):
 
 def test_cli_parses_every_serve_option(monkeypatch):
     calls = []
-    monkeypatch.setattr(cli, "serve", lambda *a: calls.append(a))
+    monkeypatch.setattr(cli, "serve", lambda *a, **kw: calls.append((a, kw)))
     cli.main(
         [
             "serve",
@@ -97,17 +97,44 @@ def test_cli_parses_every_serve_option(monkeypatch):
             "localhost:9000",
             "--num-procs",
             "0",
+            "--prefix",
+            "/widgets",
+            "--use-xheaders",
+            "--unused-session-lifetime",
+            "5000",
+            "--check-unused-sessions",
+            "1000",
             "--show",
         ]
     )
-    assert calls == [(7000, "127.0.0.1", ["course.example.org", "localhost:9000"], True, 0)]
+    assert calls == [
+        (
+            (7000, "127.0.0.1", ["course.example.org", "localhost:9000"], True, 0),
+            {
+                "prefix": "/widgets",
+                "use_xheaders": True,
+                "unused_session_lifetime": 5000,
+                "check_unused_sessions": 1000,
+            },
+        )
+    ]
 
 
 def test_cli_defaults(monkeypatch):
     calls = []
-    monkeypatch.setattr(cli, "serve", lambda *a: calls.append(a))
+    monkeypatch.setattr(cli, "serve", lambda *a, **kw: calls.append((a, kw)))
     cli.main(["serve"])
-    assert calls == [(5006, "localhost", [], False, 1)]
+    assert calls == [
+        (
+            (5006, "localhost", [], False, 1),
+            {
+                "prefix": "",
+                "use_xheaders": False,
+                "unused_session_lifetime": cli.UNUSED_SESSION_LIFETIME_MS,
+                "check_unused_sessions": cli.CHECK_UNUSED_SESSIONS_MS,
+            },
+        )
+    ]
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args([])
     with pytest.raises(SystemExit):

@@ -34,8 +34,11 @@ def test_every_setting_has_a_labelled_control_with_its_unit(view: Widget) -> Non
         p = view.settings.param[name]
         control = view.fields[name]
         if isinstance(p, param.Boolean):
-            assert isinstance(control.input, pn.widgets.Checkbox)
-            assert control.input.name == p.label
+            assert isinstance(control.input, pn.widgets.CheckBoxGroup)
+            assert control.input.options == [p.label]
+            assert control.checked == getattr(view.settings, name)
+            control.input.value = [p.label] if not control.checked else []
+            assert getattr(view.settings, name) == control.checked
         else:
             assert control.input.label == p.label
             assert control.input.description == p.doc
@@ -107,7 +110,7 @@ def test_layout_holds_every_control_the_description_and_the_notices(view: Widget
     buttons = set(layout.select(pn.widgets.Button))
     tc = view.time_control
     assert {tc.reset_button, tc.play_button, tc.step_button} <= buttons
-    inputs = set(layout.select(pn.widgets.TextInput))
+    inputs = set(layout.select(pn.widgets.TextInput)) | set(layout.select(pn.widgets.CheckBoxGroup))
     for name, control in view.fields.items():
         assert control.input in inputs, name
     panes = set(layout.select(pn.pane.HTML))

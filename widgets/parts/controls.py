@@ -22,10 +22,18 @@ class ChoiceField(pn.viewable.Viewer):
     def __init__(self, owner: param.Parameterized, name: str):
         super().__init__()
         p = owner.param[name]
+        self.owner, self.param_name = owner, name
         if isinstance(p, param.Boolean):
-            self.input = pn.widgets.Checkbox.from_param(
-                p, name=p.label, sizing_mode="stretch_width"
+            # A one-option checkbox group: Bokeh wraps each of its boxes in a <label>,
+            # so the visible text is the box's accessible name (a lone Checkbox's is not).
+            self.input = pn.widgets.CheckBoxGroup(
+                options=[p.label],
+                value=[p.label] if getattr(owner, name) else [],
+                sizing_mode="stretch_width",
+                margin=(8, 10, 0, 10),
             )
+            self.input.param.watch(self._checked, "value")
+            owner.param.watch(self._model_changed, name)
         else:
             self.input = pn.widgets.Select.from_param(
                 p, label=p.label, description=p.doc, sizing_mode="stretch_width"
@@ -36,6 +44,18 @@ class ChoiceField(pn.viewable.Viewer):
             margin=(0, 10, 6, 10),
             stylesheets=[theme.PAGE_CSS],
         )
+
+    @property
+    def checked(self) -> bool:
+        """Whether the box (of a yes/no parameter) is ticked."""
+        return bool(self.input.value)
+
+    def _checked(self, event: param.parameterized.Event) -> None:
+        setattr(self.owner, self.param_name, bool(event.new))
+
+    def _model_changed(self, event: param.parameterized.Event) -> None:
+        if bool(event.new) != self.checked:
+            self.input.value = list(self.input.options) if event.new else []
 
     def __panel__(self) -> pn.viewable.Viewable:
         return pn.Column(self.input, self.message, margin=0, sizing_mode="stretch_width")
