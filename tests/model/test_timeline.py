@@ -505,3 +505,8 @@ def test_clock_defaults() -> None:
     c = Clock(wall_clock=lambda: 5.0)
     assert (c.elapsed, c.playing, c.speed, c.step_size, c.horizon) == (0.0, False, 1.0, 0.5, 10.0)
     assert c.anchor_wall == 0.0
+
+
+def test_at_uses_the_segment_running_at_each_time() -> None:
+    s = PiecewiseLinearSeries.single(0.0, 10.0, -1.0).split_at(3.0, 1.0)
+    assert s.at(np.array([1.0, 3.0, 5.0])).tolist() == [9.0, 7.0, 9.0]
