@@ -44,7 +44,8 @@ names (no other Python):
   ``net_rate``, ``drain_time``, ``trend`` and ``length_at(t)``;
 - both: ``at(key=value, ...)``, the same names for the block's configuration
   with these settings applied (``at(layers_per_bucket=3).step_time``), and
-  ``min``, ``max``, ``abs``, ``len``, ``sum``, ``round``, ``ceil``.
+  ``min``, ``max``, ``abs``, ``len``, ``sum``, ``round``, ``ceil`` and
+  ``same(...)``, the one value all its arguments equal (an error if they differ).
 """
 
 from __future__ import annotations
@@ -75,7 +76,22 @@ from .parser import (
 #: (− or -) only where it does not join two words or terms ("i−1" is 1).
 NUMBER = re.compile(r"(?:(?<![\w)\]])[−-])?\d+(?:\.\d+)?")
 
+
+def same(*values: object) -> float:
+    """The one value that every given value (or array element) equals; raise if they differ.
+
+    ``same(sweep.n_buckets[6:11])`` states "k = 7 to 11 all give 2 buckets" as one number.
+    """
+    flat = np.concatenate([np.ravel(np.asarray(v, float)) for v in values])
+    if flat.size == 0:
+        raise NumbersError("same() of nothing")
+    if not np.allclose(flat, flat[0], rtol=1e-9, atol=1e-9):
+        raise NumbersError(f"the values differ: {', '.join(f'{v:g}' for v in flat)}")
+    return float(flat[0])
+
+
 FUNCTIONS: dict[str, Callable] = {
+    "same": same,
     "min": min,
     "max": max,
     "abs": abs,
@@ -260,6 +276,8 @@ def evaluate(expression: str, readings: Readings) -> object:
             raise NumbersError(f"“{expression}”: no number called “{node.id}”")
     try:
         return eval(compile(tree, "<numbers>", "eval"), {"__builtins__": {}}, names)
+    except NumbersError:
+        raise
     except Exception as exc:  # the author's expression failed: say so, with the cause
         raise NumbersError(f"“{expression}” failed: {type(exc).__name__}: {exc}") from None
 
