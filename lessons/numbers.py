@@ -41,7 +41,7 @@ names (no other Python):
   ``service_rate`` (``average_rates``); ``DDP_DEFAULT_CAP_MIB``,
   ``DDP_FIRST_BUCKET_MIB``, ``MB_PER_MIB``, ``LATENCY_SHARE``;
 - queue lab: ``arrival``, ``service``, ``initial``, ``prediction_time``,
-  ``net_rate``, ``drain_time``, ``trend`` and ``length_at(t)``;
+  ``segment_start`` (0 after a Reset), ``net_rate``, ``drain_time``, ``trend`` and ``length_at(t)``;
 - both: ``at(key=value, ...)``, the same names for the block's configuration
   with these settings applied (``at(layers_per_bucket=3).step_time``), and
   ``min``, ``max``, ``abs``, ``len``, ``sum``, ``round``, ``ceil`` and
@@ -252,6 +252,7 @@ def _queue_names(settings: dict[str, object]) -> dict[str, object]:
         "service": queue.service,
         "initial": queue.initial,
         "prediction_time": queue.prediction_time,
+        "segment_start": segment.start,
         "net_rate": segment.net_rate,
         "drain_time": segment.drain_time,
         "trend": segment.trend,
