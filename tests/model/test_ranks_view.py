@@ -37,10 +37,27 @@ def close(actual, expected) -> None:
 # --- hand-computed scenarios ---------------------------------------------------------
 
 
+def test_one_slow_rank_with_the_enqueue_cost() -> None:
+    # Every launch is 0.05 ms after readiness: starts 8.15, 16.25, 24.35, 32.45.
+    r = RanksConfig.from_scenario(ONE_SLOW).result()
+    s = r.schedule
+    close(s.bucket_launch[0], [8.15, 16.25, 24.35, 32.45])
+    close(s.bucket_launch[1], [5.45, 10.85, 16.25, 21.65])
+    close(s.bucket_start, [8.15, 16.25, 24.35, 32.45])
+    close(s.bucket_end, [14.1, 22.2, 30.3, 38.4])
+    close(s.idle_ms, [6.0, 16.8, 16.8, 16.8])
+    close(r.fastest_idle_ms, 16.8)
+    # A timer around the call sees 0.05 ms; bucket 3 takes 5.95 ms from issue to
+    # completion on rank 0 and 16.75 ms on the on-time ranks.
+    close(s.bucket_end[3] - s.bucket_launch[:, 3], [5.95, 16.75, 16.75, 16.75])
+    close(r.issue_to_completion(1), [8.65, 11.35, 14.05, 16.75])
+    close(s.exposed_tail, 6.0)
+
+
 def test_one_slow_rank_shows_the_on_time_ranks_waiting() -> None:
     # Rank 0: 1.8 x 1.5 = 2.7 ms a layer, buckets ready at 8.1, 16.2, 24.3, 32.4;
     # each 75 MB transfer takes 0.7 + 5.25 = 5.95 ms, so the last ends at 38.35.
-    r = RanksConfig.from_scenario(ONE_SLOW).result()
+    r = RanksConfig.from_scenario(ONE_SLOW, enqueue_ms=0.0).result()
     s = r.schedule
     close(r.global_ready, [8.1, 16.2, 24.3, 32.4])
     close(s.bucket_start, [8.1, 16.2, 24.3, 32.4])
@@ -58,7 +75,7 @@ def test_two_partial_stragglers_define_different_buckets() -> None:
     # Buckets of 2 layers: rank 0 has them at 6, 12, 18, 22, 26, 30; rank 1 at
     # 4, 8, 12, 20, 28, 36; ranks 2 and 3 at 4, 8, ..., 24. Transfers of 50 MB
     # take 0.7 + 3.5 = 4.2 ms.
-    r = RanksConfig.from_scenario(TWO_PARTIAL).result()
+    r = RanksConfig.from_scenario(TWO_PARTIAL, enqueue_ms=0.0).result()
     s = r.schedule
     close(s.bucket_ready[0], [6, 12, 18, 22, 26, 30])
     close(s.bucket_ready[1], [4, 8, 12, 20, 28, 36])
@@ -77,7 +94,7 @@ def test_two_partial_stragglers_define_different_buckets() -> None:
 def test_data_loading_delays_one_rank() -> None:
     # Rank 0 starts 6 ms late; 2 ms layers, so its backward ends at 30 and the
     # last 5.95 ms transfer at 35.95; the other ranks end at 24.
-    r = RanksConfig.from_scenario(DATA_LOADING).result()
+    r = RanksConfig.from_scenario(DATA_LOADING, enqueue_ms=0.0).result()
     s = r.schedule
     assert s.bucket_defining_rank.tolist() == [0, 0, 0, 0]
     close(s.bucket_start, [12, 18, 24, 30])
@@ -112,6 +129,7 @@ def test_contention_two_layers_by_hand() -> None:
         "bandwidth": 1.0,
         "latency_ms": 0.5,
         "contention": 3.0,
+        "enqueue_ms": 0.0,
         "forward_ms": 0.0,
         "optimizer_ms": 0.0,
     }
@@ -131,7 +149,7 @@ def test_contention_preset_busier_but_slower() -> None:
     # layer after the first takes 1.575 + 1.2125 = 2.7875 ms: layer 1 is ready at
     # 2 + 11 x 2.7875 = 32.6625 and its transfer ends at 34.2375. 11 of the 12
     # transfers are hidden.
-    cfg = RanksConfig.from_scenario(CONTENTION)
+    cfg = RanksConfig.from_scenario(CONTENTION, enqueue_ms=0.0)
     r = cfg.result()
     close(r.schedule.comm_end, 34.2375)
     close(r.step_time, 12 + 34.2375 + 2)
@@ -148,7 +166,9 @@ def test_contention_preset_busier_but_slower() -> None:
     close(sw.step_time[[0, 4, 11]], [48.2375, 45.525, 49.2])
     assert sw.best_index == 4
     # Without contention, one layer per bucket is the fastest.
-    calm = sweep_layers_per_bucket(RanksConfig.from_scenario(CONTENTION, contention=0.0))
+    calm = sweep_layers_per_bucket(
+        RanksConfig.from_scenario(CONTENTION, contention=0.0, enqueue_ms=0.0)
+    )
     assert calm.best_index == 0
     close(calm.step_time[0], 39.575)
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import csv
 import io
+from urllib.parse import quote_plus
 
 import panel as pn
+import param
 import pytest
 from drive import FakeWall, reset, step
 
@@ -32,6 +34,11 @@ def test_every_setting_has_a_labelled_control_with_its_unit(view: Widget) -> Non
     for name in setting_names(view.settings):
         p = view.settings.param[name]
         control = view.fields[name]
+        if isinstance(p, param.Selector):  # a menu: its label and help, no unit
+            assert control.name == p.label
+            assert control.description == p.doc
+            assert list(control.options) == list(p.objects)
+            continue
         assert control.input.label == p.label
         assert control.input.description == p.doc
         assert p.metadata["unit"] in control.hint or p.metadata["hint"] == control.hint
@@ -85,6 +92,11 @@ def test_share_bar_link_follows_every_setting(view: Widget) -> None:
     for name in setting_names(view.settings):
         p = view.settings.param[name]
         if p.allow_None:
+            continue
+        if isinstance(p, param.Selector):
+            value = next(o for o in p.objects if o != getattr(view.settings, name))
+            setattr(view.settings, name, value)
+            assert f"{name}={quote_plus(str(value))}" in seen[-1]
             continue
         value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
         value = min(value, p.default + 1)

@@ -29,11 +29,13 @@ the start of backward on a rank that is on time. Step time is
 contention, enqueue cost or delay this is exactly the bucket timeline's
 schedule (``bucket_config()`` gives the matching ``BucketConfig``).
 
-Worked example (defaults of *One slow rank*: 12 layers of 1.8 ms, rank 0 50 %
-slower, 3 layers of 25 MB per bucket, 8 ranks on 25 GB/s, 0.05 ms per ring
-step, no enqueue cost): rank 0's backward ends at 32.40 ms, the last 5.95 ms
-transfer at 38.35 ms, so every on-time rank (backward end 21.60 ms) waits
-16.75 ms before the optimizer.
+Worked example (*One slow rank* with no enqueue cost: 12 layers of 1.8 ms,
+rank 0 50 % slower, 3 layers of 25 MB per bucket, 8 ranks on 25 GB/s, 0.05 ms
+per ring step): rank 0's backward ends at 32.40 ms, the last 5.95 ms transfer
+at 38.35 ms, so every on-time rank (backward end 21.60 ms) waits 16.75 ms
+before the optimizer, the bucket timeline's Straggler preset seen per rank.
+With the default 0.05 ms enqueue cost every launch, so every start, is
+0.05 ms later: the wait is 16.80 ms.
 
 Not modelled: what the collective does with a rank that never joins (the
 view states what PyTorch does); topology; stream priority.
@@ -123,7 +125,7 @@ class RanksConfig(param.Parameterized):
         metadata=setting("ms"),
     )
     enqueue_ms = param.Number(
-        default=0.0,
+        default=0.05,
         bounds=(0.0, 100.0),
         label="Host enqueue cost",
         doc="Host time to launch one collective, in ms: the call returns after this, "

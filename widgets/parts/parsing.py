@@ -27,12 +27,27 @@ def bounds_text(p: param.Number) -> str:
     return unit.strip()
 
 
-def parse_number(text: str, p: param.Parameter) -> float | int | None:
+def _parse_choice(text: str, p: param.Selector) -> str:
+    """One of a selector's choices, matched exactly, else without regard to case."""
+    choices = [str(c) for c in p.objects]
+    wanted = text.strip()
+    if wanted in choices:
+        return wanted
+    folded = {c.casefold(): c for c in choices}
+    if wanted.casefold() in folded:
+        return folded[wanted.casefold()]
+    raise ValueError(f"{p.label} must be one of: {', '.join(choices)}.")
+
+
+def parse_number(text: str, p: param.Parameter) -> float | int | str | None:
     """Parse what a person typed for parameter ``p``; raise ValueError with a message for them.
 
     Accepts a decimal comma. Empty text means "no value" where the parameter
-    allows None. The result is within the parameter's bounds.
+    allows None. The result is within the parameter's bounds. A selector's
+    value is one of its choices, by name.
     """
+    if isinstance(p, param.Selector):
+        return _parse_choice(text, p)
     raw = text.strip().replace(",", ".")
     if raw == "":
         if p.allow_None:
