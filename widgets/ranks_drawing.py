@@ -367,7 +367,7 @@ def mark_columns(r: RanksResult) -> dict[str, list]:
         for b in range(s.n_buckets):
             t = s.bucket_ready[rank, b]
             add("ready", t, y, bucket_colour(b), f"{lane}: bucket {b} ready at {ms(t)}", lane)
-            if s.bucket_defining_rank[b] == rank:
+            if r.defining_mask[rank, b]:
                 rows.append(
                     (
                         float(t),
@@ -380,7 +380,8 @@ def mark_columns(r: RanksResult) -> dict[str, list]:
                         lane,
                         "defines",
                         f"{lane} defined bucket {b}'s readiness: it launched last, at "
-                        f"{ms(s.bucket_launch[rank, b])}",
+                        f"{ms(s.bucket_launch[rank, b])}"
+                        + (" (tied with other ranks)" if r.tied[b] else ""),
                     )
                 )
             t = s.bucket_launch[rank, b]

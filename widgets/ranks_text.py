@@ -29,6 +29,18 @@ def _runs(ranks: np.ndarray) -> str:
     return ", ".join(parts)
 
 
+def _ties(tied: np.ndarray) -> str:
+    """``"; tied (several ranks at once): buckets 0–3"`` when launches tie, else ``""``."""
+    where = np.flatnonzero(tied)
+    if where.size == 0:
+        return ""
+    if where.size == tied.size:
+        return "; every bucket is a tie: several ranks launch it at once (lowest listed)"
+    return "; ties (lowest rank listed) on bucket" + (
+        f"s {', '.join(map(str, where))}" if where.size > 1 else f" {where[0]}"
+    )
+
+
 def readout_values(r: RanksResult) -> dict[str, tuple[str, str, str]]:
     """Label, value and note of each timeline readout (the elapsed time is live, so not here)."""
     ms = MILLISECONDS
@@ -42,7 +54,7 @@ def readout_values(r: RanksResult) -> dict[str, tuple[str, str, str]]:
         "slowest": (
             "Slowest rank per bucket",
             ", ".join(str(int(x)) for x in defining),
-            f"bucket 0 first: {_runs(defining)}",
+            f"bucket 0 first: {_runs(defining)}{_ties(r.tied)}",
         ),
         "idle": (
             "Idle time of the fastest rank",

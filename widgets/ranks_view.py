@@ -14,7 +14,7 @@ import html
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource
+from bokeh.models import ColumnDataSource, Label
 
 from . import ranks_text
 from .base import Widget
@@ -70,6 +70,16 @@ class RanksView(Widget):
         self.figure = timeline_figure(
             self.bars, self.marks, self.playhead, list(self.spans.values())
         )
+        self.empty_note = Label(
+            x=0.5,
+            y=1.5,
+            text="No timeline: see each rank's collectives above",
+            text_align="center",
+            text_font_size="14px",
+            text_color=theme.MUTED,
+            visible=False,
+        )
+        self.figure.add_layout(self.empty_note)
         self.sweep_source = ColumnDataSource({"x": [], "step": [], "overlap": [], "buckets": []})
         self.current_source = ColumnDataSource({"x": [], "y": []})
         self.best_source = ColumnDataSource({"x": [], "y": []})
@@ -86,18 +96,17 @@ class RanksView(Widget):
             ),
             MILLISECONDS,
         )
-        self.timeline_row = layout.readout_row(
-            [self.readouts[k] for k in TIMELINE_READOUTS], basis=200
-        )
-        self.disagree_row = layout.readout_row(
-            [self.readouts[k] for k in DISAGREE_READOUTS], basis=200
-        )
+        # One row: the elapsed time, then the readouts of a timeline or of a disagreement
+        # (only one of those two groups is visible at a time).
+        self.readout_row = layout.readout_row([self.readouts[k] for k in keys], basis=190)
+        self._cells = dict(zip(keys, self.readout_row.objects, strict=True))
         self.sequences = pn.pane.HTML(
             "",
             sizing_mode="stretch_width",
             margin=(4, 10),
             stylesheets=[theme.PAGE_CSS, ranks_text.PANEL_CSS],
         )
+        self.key = pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10))
         self.sweep_pane = pn.Column(
             pn.pane.Bokeh(self.sweep_figure, sizing_mode="stretch_width"),
             pn.pane.HTML(SWEEP_KEY, sizing_mode="stretch_width", margin=(0, 10)),
@@ -138,9 +147,13 @@ class RanksView(Widget):
         desc = SCENARIO_DESCRIPTIONS[r.scenario]
         self.scenario_note.object = f'<div class="ol-hint">{html.escape(desc)}</div>'
         timed = r.schedule is not None
-        self.timeline_row.visible = timed
+        for key in TIMELINE_READOUTS:
+            self._cells[key].visible = timed
+        for key in DISAGREE_READOUTS:
+            self._cells[key].visible = not timed
         self.sweep_pane.visible = timed
-        self.disagree_row.visible = not timed
+        self.key.visible = timed
+        self.empty_note.visible = not timed
         self.sequences.visible = not timed
         if timed:
             self._draw_timeline(r)
@@ -168,7 +181,9 @@ class RanksView(Widget):
     def _draw_disagreement(self, r: RanksResult) -> None:
         # The figure stays (the page keeps its shape), empty, and says why.
         self._set_clock(1.0)
-        set_lanes(self.figure, len(r.disagreement.sequences))
+        shown = len(r.disagreement.sequences)
+        set_lanes(self.figure, shown)
+        self.empty_note.y = shown / 2
         self.figure.title.text = "No timeline: the ranks disagree on which collectives run"
         self.bars.data = {k: [] for k in BAR_COLUMNS}
         self.marks.data = {k: [] for k in MARK_COLUMNS}
@@ -206,10 +221,10 @@ class RanksView(Widget):
         self.sweep_figure.xaxis.ticker = list(range(1, self.settings.n_layers + 1))
         top = float(sw.step_time.max())
         self.sweep_figure.y_range.update(start=0, end=float(np.ceil(top * 1.12)))
+        k_best = int(sw.setting[best])
         self.sweep_figure.title.text = (
-            f"Shortest step: {int(sw.setting[best])} layers per bucket "
-            f"({MILLISECONDS(sw.step_time[best])}, overlap "
-            f"{100 * sw.overlap_fraction[best]:.0f} %)"
+            f"Shortest step: {k_best} layer{'s' if k_best > 1 else ''} per bucket "
+            f"({MILLISECONDS(sw.step_time[best])})"
         )
 
     def describe(self) -> str:
@@ -273,11 +288,9 @@ class RanksView(Widget):
     def main(self) -> list[pn.viewable.Viewable]:
         return [
             pn.Row(self.time_control, sizing_mode="stretch_width"),
-            layout.readout_row([self.readouts["elapsed"]], basis=200),
-            self.timeline_row,
-            self.disagree_row,
+            self.readout_row,
             self.sequences,
-            self.chart_panel(pn.pane.HTML(KEY, sizing_mode="stretch_width", margin=(0, 10))),
+            self.chart_panel(self.key),
             self.sweep_pane,
         ]
 

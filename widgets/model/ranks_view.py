@@ -411,6 +411,18 @@ class RanksResult:
         return float(self.schedule.idle_ms[self.fastest_rank])
 
     @property
+    def defining_mask(self) -> np.ndarray:
+        """(R, B) every rank whose launch of a bucket was the last (ties give several)."""
+        launch = self.schedule.bucket_launch
+        tol = 1e-9 * max(1.0, float(np.abs(launch).max()))
+        return launch >= launch.max(axis=0) - tol
+
+    @property
+    def tied(self) -> np.ndarray:
+        """(B,) whether more than one rank launched a bucket last, at the same time."""
+        return self.defining_mask.sum(axis=0) > 1
+
+    @property
     def global_ready(self) -> np.ndarray:
         """(B,) when each bucket is ready on every rank: the latest rank's readiness."""
         return self.schedule.bucket_ready.max(axis=0)
@@ -440,8 +452,8 @@ SCENARIO_SETTINGS[ONE_SLOW].update(backward_ms=1.8, slowdown_pct=50.0)
 SCENARIO_SETTINGS[TWO_PARTIAL].update(backward_ms=2.0, layers_per_bucket=2, slowdown_pct=50.0)
 SCENARIO_SETTINGS[DATA_LOADING].update(backward_ms=2.0, delay_ms=6.0)
 SCENARIO_SETTINGS[JITTER].update(backward_ms=2.0, slowdown_pct=40.0, seed=1)
-# Without contention one layer per bucket is the fastest setting here (39.58 ms);
-# with c = 1 it overlaps most (92 %) and is slower than five layers per bucket.
+# Without contention one layer per bucket is the fastest setting here; with c = 1
+# it overlaps most (92 %) and is slower than five layers per bucket.
 SCENARIO_SETTINGS[CONTENTION].update(
     backward_ms=2.0, layers_per_bucket=1, contention=1.0, bandwidth=50.0
 )
