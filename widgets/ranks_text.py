@@ -134,13 +134,14 @@ def description(r: RanksResult) -> str:
 PANEL_CSS = f"""
 .ol-seq {{ font: 14px/1.45 {theme.FONT}; color: {theme.INK}; }}
 .ol-seq table {{ border-collapse: collapse; margin: 6px 0; }}
-.ol-seq th, .ol-seq td {{ border: 1px solid {theme.BORDER}; padding: 4px 8px; text-align: left;
+.ol-seq th, .ol-seq td {{ border: 1px solid {theme.BORDER}; padding: 4px 6px; text-align: left;
   vertical-align: top; }}
 .ol-seq th {{ background: {theme.PAGE_BACKGROUND}; }}
 .ol-seq tr.ol-mismatch td, .ol-seq tr.ol-mismatch th {{ border-top: 3px solid {theme.ERROR};
   background: {theme.NOTICE_BACKGROUND}; }}
 .ol-seq .ol-missing {{ font-weight: 600; color: {theme.ERROR}; }}
 .ol-seq .ol-scroll {{ overflow-x: auto; max-width: 100%; }}
+.ol-seq .ol-hint {{ color: {theme.MUTED}; font-size: 13px; }}
 .ol-seq p {{ margin: 6px 0; }}
 """
 
@@ -150,22 +151,24 @@ def disagreement_html(r: RanksResult, title_id: str) -> str:
     d = r.disagreement
     k = d.mismatch_index
     ranks = range(len(d.sequences))
+    layers = "Bucket layers: " + "; ".join(
+        f"bucket {b}: {layer_span(x)}" for b, x in enumerate(r.bucket_layers)
+    )
     head = "".join(f'<th scope="col">Rank {x}</th>' for x in ranks)
     rows = []
     for position in range(r.n_buckets):
         mismatch = position == k
-        mark = " ✗ stops matching here" if mismatch else ""
+        mark = "<br>✗ stops matching here" if mismatch else ""
         cells = []
         for x in ranks:
             seq = d.sequences[x]
             if position < len(seq):
                 c = seq[position]
-                layers = layer_span(r.bucket_layers[c.bucket])
-                cells.append(f"<td>bucket {c.bucket} (layers {layers}), {MB(c.size_mb)}</td>")
+                cells.append(f"<td>bucket {c.bucket}<br>{MB(c.size_mb)}</td>")
             elif position == len(seq):
                 cells.append(
-                    '<td class="ol-missing">never launched: waits for layer '
-                    f"{d.skipped_layer}'s gradient</td>"
+                    '<td class="ol-missing">never launched<br>(waits for layer '
+                    f"{d.skipped_layer})</td>"
                 )
             else:
                 cells.append('<td class="ol-missing">never launched</td>')
@@ -184,6 +187,7 @@ def disagreement_html(r: RanksResult, title_id: str) -> str:
         f"they stop matching at collective {k}</caption>"
         f'<thead><tr><th scope="col">In order</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
+        f'<p class="ol-hint">{html.escape(layers)}</p>'
         f"<p><strong>What happens.</strong> {html.escape(d.outcome())}</p>"
         f"<p><strong>What fixes it.</strong> {html.escape(d.fix())}</p>"
         "</section>"

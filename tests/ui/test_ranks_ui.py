@@ -74,7 +74,7 @@ def test_ranks_disagree_shows_the_sequences_instead_of_a_timeline(ranks: Page, u
     expect(region.get_by_role("rowheader", name=re.compile("stops matching here"))).to_have_text(
         re.compile(r"^Collective 1")
     )
-    expect(region.get_by_text("never launched: waits for layer 7's gradient")).to_be_visible()
+    expect(region.get_by_text("(waits for layer 7)")).to_be_visible()
     assert_readouts(ranks, expected(scenario=DISAGREE), "when ranks disagree")
     expect(readout(ranks, "Slowest rank per bucket")).to_have_count(0)
     ui.assert_no_serious_axe_violations(ranks)

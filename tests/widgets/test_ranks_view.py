@@ -169,8 +169,9 @@ def test_ranks_disagree_shows_sequences_instead_of_a_timeline(view: RanksView) -
     assert value_of(view, "matched") == "1"
     assert value_of(view, "waiting") == "3"
     panel = view.sequences.object
-    assert "Collective 1 ✗ stops matching here" in panel
-    assert "never launched: waits for layer 7" in panel
+    assert "Collective 1<br>✗ stops matching here" in panel
+    assert "never launched<br>(waits for layer 7)" in panel
+    assert "bucket 1: 9–7" in panel
     assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in panel
     assert "find_unused_parameters=True" in panel
     assert "No timeline" in view.description.object
