@@ -7,18 +7,20 @@ from bokeh.plotting import figure
 
 from .bucket_text import layers_phrase
 from .model.buckets import Schedule
-from .model.buckets.intervals import IntervalKind
+from .model.buckets.intervals import IntervalKind, Lane
 from .parts import theme
 from .parts.formatting import MILLISECONDS, Quantity
 from .parts.playhead import Playhead
 
-LANES = ["All-reduce", "Link wait", "Bucket fill", "Backward"]
-LANE_OF_KIND = {
-    IntervalKind.BACKWARD: LANES[3],
-    IntervalKind.OPTIMIZER: LANES[3],
-    IntervalKind.FILLING: LANES[2],
-    IntervalKind.LINK_WAIT: LANES[1],
-    IntervalKind.TRANSFER: LANES[0],
+LANES = ["All-reduce", "Link wait", "Order wait", "Bucket fill", "Backward"]
+#: The row each of the model's lanes is drawn on (the optimizer follows backward).
+LANE_NAMES = {
+    Lane.LINK: LANES[0],
+    Lane.LINK_WAIT: LANES[1],
+    Lane.ORDER_WAIT: LANES[2],
+    Lane.FILL: LANES[3],
+    Lane.COMPUTE: LANES[4],
+    Lane.OPTIMIZER: LANES[4],
 }
 BAR_COLUMNS = ("left", "right", "lane", "label", "kind", "color", "hatch", "detail")
 MB = Quantity("MB", digits=1)
@@ -26,7 +28,8 @@ MB = Quantity("MB", digits=1)
 KEY = theme.key_html(
     [
         ("■", theme.BLUE, "Layers and transfers, coloured by bucket (faint: not yet played)"),
-        ("▨", theme.INK, "Waiting for the link (hatched)"),
+        ("▨", theme.INK, "Waiting for the link (hatched /)"),
+        ("▧", theme.INK, "Ready, waiting for an earlier bucket (hatched \\)"),
         ("▧", theme.VERMILLION, "Exposed tail"),
         ("┆", theme.BLUE, "Backward end (dashed)"),
         ("┊", theme.VERMILLION, "Communication end (dotted)"),
@@ -78,7 +81,7 @@ def timeline_figure(
 ):
     """Lanes of bars over time: a faint ghost of the whole step, filled in up to the playhead."""
     fig = figure(
-        height=300,
+        height=330,
         sizing_mode="stretch_width",
         min_width=280,
         y_range=FactorRange(*LANES),
@@ -166,11 +169,11 @@ def bar_columns(s: Schedule) -> dict[str, list]:
     def colour(bucket: int) -> str:
         return theme.CATEGORY[bucket % len(theme.CATEGORY)]
 
-    for a, b, label, kind, bucket, layer in zip(
-        iv.start, iv.end, iv.label, iv.kind, iv.bucket, iv.layer, strict=True
+    for a, b, label, kind, lane, bucket, layer in zip(
+        iv.start, iv.end, iv.label, iv.kind, iv.lane, iv.bucket, iv.layer, strict=True
     ):
-        if kind not in LANE_OF_KIND:
-            continue  # the exposed tail is drawn as a band, not a bar
+        if kind == IntervalKind.EXPOSED:
+            continue  # drawn as a band across every lane, not a bar
         fill, hatch = colour(bucket), " "
         if kind == IntervalKind.BACKWARD:
             detail = (
@@ -189,6 +192,16 @@ def bar_columns(s: Schedule) -> dict[str, list]:
             detail = (
                 f"Bucket {bucket} is ready but waits {ms(b - a)} for the link ({ms(a)}–{ms(b)})"
             )
+        elif kind == IntervalKind.ORDER_WAIT:
+            fill, hatch = "#ffffff", "\\"
+            earlier = int(s.bucket_waits_for[bucket])
+            detail = (
+                f"Bucket {bucket} is ready but waits {ms(b - a)} for bucket {earlier}: "
+                f"buckets launch in index order ({ms(a)}–{ms(b)})"
+            )
+        elif kind == IntervalKind.ENQUEUE:
+            fill, hatch = "#dddddd", "."
+            detail = f"The host issues bucket {bucket}'s all-reduce ({ms(a)}–{ms(b)})"
         elif kind == IntervalKind.FILLING:
             detail = (
                 f"Bucket {bucket} fills as {layers_phrase(s.bucket_layers[bucket])} finish; "
@@ -197,5 +210,5 @@ def bar_columns(s: Schedule) -> dict[str, list]:
         else:
             fill, hatch = "#bbbbbb", "x"
             detail = f"{label} {ms(a)}–{ms(b)}"
-        rows.append((float(a), float(b), LANE_OF_KIND[kind], label, str(kind), fill, hatch, detail))
+        rows.append((float(a), float(b), LANE_NAMES[lane], label, str(kind), fill, hatch, detail))
     return {name: [row[i] for row in rows] for i, name in enumerate(BAR_COLUMNS)}

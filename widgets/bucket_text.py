@@ -126,7 +126,20 @@ def explanation(s: Schedule) -> str:
     )
     if r.suggestion is not None:
         text += SUGGESTIONS[r.suggestion].format(gain=ms(r.gain_ms))
-    return text
+    order = order_wait_sentence(s)
+    return f"{text} {order}" if order else text
+
+
+def order_wait_sentence(s: Schedule) -> str:
+    """The longest wait of a ready bucket for an earlier one, or "" when none waited."""
+    waited = np.flatnonzero(s.bucket_waits_for >= 0)
+    if not waited.size:
+        return ""
+    b = int(waited[np.argmax(s.bucket_order_wait[waited])])
+    return (
+        f"Buckets launch in index order: bucket {b} was ready but waited "
+        f"{MILLISECONDS(s.bucket_order_wait[b])} for bucket {int(s.bucket_waits_for[b])}."
+    )
 
 
 def description(s: Schedule) -> str:
@@ -145,6 +158,9 @@ def description(s: Schedule) -> str:
         )
     else:
         parts.append("No bucket waits for the link.")
+    order = order_wait_sentence(s)
+    if order:
+        parts.append(order)
     last = s.bucket_transfer_ms[-1]
     if s.exposed_tail > 0:
         parts.append(

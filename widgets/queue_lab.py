@@ -9,7 +9,7 @@ from bokeh.models import ColumnDataSource, Div, HoverTool, Range1d
 from bokeh.plotting import figure
 
 from .base import Widget
-from .model.fluid_queue import FluidQueue, PredictionCheck
+from .model.fluid_queue import Drain, DrainStatus, FluidQueue, PredictionCheck
 from .model.timeline import Clock
 from .parts import layout, theme
 from .parts.formatting import (
@@ -161,6 +161,7 @@ class QueueLab(Widget):
             "Actual drain time",
             "Checked when the run reaches the moment the queue empties.",
             SECONDS,
+            missing=_never_drains(model.drain()),
         )
         self._outcome(
             self.length_outcome,
@@ -222,6 +223,7 @@ class QueueLab(Widget):
         label: str,
         waiting: str,
         quantity,
+        missing: str = "It did not happen by the end.",
     ) -> None:
         at = float("inf") if check is None else check.check_at
         outcome.tags = [at]
@@ -232,7 +234,7 @@ class QueueLab(Widget):
             return
         pending.text = f'<div class="ol-note" style="font-size:13px">{html.escape(waiting)}</div>'
         if check.actual is None:
-            note = f"Your prediction: {quantity(check.predicted)}. It did not happen by the end."
+            note = f"Your prediction: {quantity(check.predicted)}. {missing}"
             value = "—"
         else:
             err = check.error
@@ -296,9 +298,11 @@ class QueueLab(Widget):
             + f" (arrival {ITEMS_PER_SECOND(seg.arrival)}, "
             f"service {ITEMS_PER_SECOND(seg.service)}).",
         ]
-        empty = model.first_empty_time()
-        if empty is not None and empty <= t:
-            parts.append(f"It was first empty at {SECONDS(empty)}.")
+        drain = model.drain()
+        if drain.status == DrainStatus.DRAINS and drain.time <= t:
+            parts.append(f"It was first empty at {SECONDS(drain.time)}.")
+        elif drain.status != DrainStatus.DRAINS:
+            parts.append(_never_drains(drain))
         edits = len(model.segment_starts) - 1
         if edits:
             parts.append(f"The rates changed {edits} time{'s' if edits > 1 else ''} in this run.")
@@ -321,3 +325,14 @@ class QueueLab(Widget):
             "length_at_start_items": s.value.tolist(),
             "net_rate_items_per_s": s.slope.tolist(),
         }
+
+
+def _never_drains(drain: Drain) -> str:
+    """Why the queue does not empty during the run, in the model's own terms."""
+    if drain.status == DrainStatus.GROWS_FROM_EMPTY:
+        return "The queue starts empty and grows: it never drains."
+    if drain.status == DrainStatus.AFTER_THE_RUN:
+        return f"It would empty at {SECONDS(drain.time)}, after the run ends."
+    if drain.status == DrainStatus.NEVER:
+        return "The queue never drains: it does not shrink."
+    return "It did not happen by the end."

@@ -76,15 +76,20 @@ class WidgetSpec:
     def query_values(self, values: Mapping[str, object]) -> dict[str, str]:
         """The settings as URL query values (None left out, numbers as typed)."""
         keys = self.keys
-        return {
-            k: v if isinstance(v, str) else plain_number(v)
-            for k, v in values.items()
-            if k in keys and v is not None
-        }
+        return {k: _query_text(v) for k, v in values.items() if k in keys and v is not None}
 
     def query_string(self, values: Mapping[str, object]) -> str:
         """``arrival=4&service=3`` for the given settings."""
         return urlencode(self.query_values(values))
+
+
+def _query_text(value: object) -> str:
+    """A setting as a URL value: text as is, yes/no as true/false, numbers as typed."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return plain_number(value)
 
 
 WIDGETS: dict[str, WidgetSpec] = {

@@ -5,19 +5,19 @@ from __future__ import annotations
 import param
 
 from .model.settings import setting_names
-from .parts.parsing import parse_number
+from .parts.parsing import parse_setting
 
 
 def settings_from_query(
     spec: type[param.Parameterized], query: dict[str, list[bytes] | list[str]]
-) -> tuple[dict[str, float], list[str]]:
+) -> tuple[dict[str, object], list[str]]:
     """Valid settings from a query string, and a notice for each key that was ignored.
 
     The accepted keys are the settings ``spec`` declares. Unknown keys and
     invalid values are ignored with a notice, never an error.
     """
     keys = setting_names(spec)
-    values: dict[str, float] = {}
+    values: dict[str, object] = {}
     notices: list[str] = []
     for key, raw_values in query.items():
         if key not in keys:
@@ -27,7 +27,7 @@ def settings_from_query(
         raw = raw_values[-1]
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
         try:
-            value = parse_number(text, spec.param[key])
+            value = parse_setting(text, spec.param[key])
         except ValueError as exc:
             notices.append(f"Ignored {key}={text[:40]}: {exc}")
             continue

@@ -13,11 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from widgets.model.buckets import (
+    MB_PER_MIB,
     PRESET_DESCRIPTIONS,
     PRESETS,
     REGIMES,
     BucketConfig,
     Suggestion,
+    TensorKind,
     assign_by_cap,
     assign_by_count,
     average_rates,
@@ -299,11 +301,26 @@ def test_schedule_with_a_byte_cap():
     assert s.step_time == pytest.approx(43.95, rel=REL)
 
 
-def test_buckets_must_be_contiguous_in_reverse_order():
-    with pytest.raises(ValueError):
-        schedule_arrays([1.0, 1.0], [1.0, 1.0], [0, 1], ranks=2, bandwidth=1.0, latency_ms=0.0)
+def test_bucket_numbers_must_not_skip():
     with pytest.raises(ValueError):
         schedule_arrays([1.0] * 3, [1.0] * 3, [2, 0, 0], ranks=2, bandwidth=1.0, latency_ms=0.0)
+    with pytest.raises(ValueError):
+        schedule_arrays([1.0] * 3, [1.0] * 3, [0, 0], ranks=2, bandwidth=1.0, latency_ms=0.0)
+
+
+def test_any_assignment_is_launched_in_bucket_index_order():
+    # Bucket 0 holds layer 1 (ready at 2 ms, last), bucket 1 layer 2 (ready at 1 ms).
+    # Each transfer: 2(2-1)/2 * 1 MB / 1 GB/s = 1 ms. Bucket 1 is ready first but is
+    # launched only with bucket 0, at 2 (a 1 ms order wait for bucket 0); the link
+    # runs bucket 0 2-3, then bucket 1 3-4 (a 1 ms link wait).
+    s = schedule_arrays([1.0, 1.0], [1.0, 1.0], [0, 1], ranks=2, bandwidth=1.0, latency_ms=0.0)
+    close(s.bucket_ready, [2.0, 1.0])
+    close(s.bucket_launch, [2.0, 2.0])
+    close(s.bucket_order_wait, [0.0, 1.0])
+    assert s.bucket_waits_for.tolist() == [-1, 0]
+    close(s.bucket_start, [2.0, 3.0])
+    close(s.bucket_link_wait, [0.0, 1.0])
+    assert s.exposed_tail == pytest.approx(2.0, rel=REL)
 
 
 # ---------------------------------------------------------------------------
@@ -331,8 +348,8 @@ def test_sweep_ties_go_to_the_larger_bucket():
 
 
 def test_default_caps_span_one_layer_to_the_whole_model():
-    caps = default_caps(BucketConfig().size_profile())
-    close([caps[0], caps[-1]], [25.0, 300.0])
+    caps = default_caps(BucketConfig().size_profile())  # in MiB
+    close([caps[0] * MB_PER_MIB, caps[-1] * MB_PER_MIB], [25.0, 300.0])
     r = sweep_byte_caps(BucketConfig())
     assert r.n_buckets[0] == 12 and r.n_buckets[-1] == 1
 
@@ -349,6 +366,10 @@ EXPECTED_REGIMES = {
     "Traffic exceeds compute": "communication-bound",
     "Embedding layer": "overlap-limited",
     "Straggler": "overlap-limited",
+    "Tied embeddings": "overlap-limited",
+    # Bucket 1 waits 4 ms for bucket 0 (layer 6), and the link queue that leaves
+    # reaches the last bucket.
+    "Reordered module": "link-saturated",
 }
 
 
@@ -434,13 +455,21 @@ def test_vectorised_recurrence_works_row_by_row():
     close(start, [[1.0, 6.0, 7.0], [0.0, 10.0, 12.0]])
 
 
-def ddp_loop(sizes, cap):
-    out, bucket, filled = [0] * len(sizes), 0, 0.0
-    for i in reversed(range(len(sizes))):
-        out[i] = bucket
-        filled += sizes[i]
-        if filled >= cap:
-            bucket, filled = bucket + 1, 0.0
+def ddp_loop(layer_mb, cap_mib):
+    """DDP's rebuilt buckets, one tensor at a time: (layer, is_weight) -> bucket.
+
+    Tensors in the order they become ready (layer n's bias, its weight, layer
+    n-1's bias, ...); a bucket closes once it reaches the cap (MiB -> MB).
+    """
+    out, bucket, filled = {}, 0, 0.0
+    for layer in range(len(layer_mb), 0, -1):
+        d = ((1 + 4 * layer_mb[layer - 1] * 1e6 / 4) ** 0.5 - 1) / 2  # 4(d^2 + d) bytes
+        bias = 4 * d / 1e6
+        for is_weight, size in ((False, bias), (True, layer_mb[layer - 1] - bias)):
+            out[layer, is_weight] = bucket
+            filled += size
+            if filled >= cap_mib * 1.048576:
+                bucket, filled = bucket + 1, 0.0
     return out
 
 
@@ -472,10 +501,23 @@ def configs(draw):
 def test_schedule_invariants(c):
     s = c.schedule()
     tol = 1e-9 * max(1.0, s.comm_end)
-    # every layer in exactly one bucket, buckets contiguous in reverse layer order
-    assert np.concatenate(s.bucket_layers).tolist() == list(range(c.n_layers, 0, -1))
-    if c.bucket_cap_mb is not None:
-        assert s.layer_bucket.tolist() == ddp_loop(c.layer_grad_mb, c.bucket_cap_mb)
+    # buckets contiguous in reverse layer order: whole layers, or with a byte cap a
+    # layer's bias and weight possibly in two neighbouring buckets
+    layers = np.concatenate(s.bucket_layers)
+    if c.bucket_cap_mb is None:
+        assert layers.tolist() == list(range(c.n_layers, 0, -1))
+    else:
+        assert np.all(np.diff(layers) <= 0)
+        assert sorted(set(layers.tolist()), reverse=True) == list(range(c.n_layers, 0, -1))
+        expected = ddp_loop(c.layer_grad_mb, c.bucket_cap_mb)
+        t = s.tensors
+        got = {
+            (int(layer), kind == TensorKind.WEIGHT): int(b)
+            for layer, kind, b in zip(t.layer, t.kind, s.tensor_bucket, strict=True)
+        }
+        assert got == expected
+    # every tensor in exactly one bucket, in the order they became ready
+    assert np.concatenate(s.bucket_tensors).tolist() == s.tensors.readiness_order.tolist()
     close(s.bucket_size_mb.sum(), c.layer_grad_mb.sum())
     # never before ready, never before the previous transfer ends
     assert np.all(s.bucket_start >= s.bucket_ready)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from widgets.model.timeline import Clock, Intervals, PiecewiseLinearSeries
+from widgets.model.timeline import (
+    Clock,
+    Intervals,
+    PiecewiseLinearSeries,
+    revealed_points,
+    revealed_polyline,
+)
 
 
 class FakeWall:
@@ -318,12 +326,26 @@ def test_interpolating_vertices_equals_at_everywhere(data: st.DataObject) -> Non
     assert ts[0] == s.start[0]
     assert ts[-1] == until
     assert np.all(np.diff(ts) > 0)
-    np.testing.assert_array_equal(vs, s.at(ts))
-    grid = np.linspace(0.0, until, 501)
     scale = 1.0 + np.max(np.abs(vs))
-    np.testing.assert_allclose(np.interp(grid, ts, vs), s.at(grid), rtol=0, atol=1e-9 * scale)
+    # Checked against a plain per-point evaluation, not against the series' own ``at``.
+    np.testing.assert_allclose(vs, [_value_at(s, t) for t in ts], rtol=0, atol=1e-9 * scale)
+    grid = np.linspace(0.0, until, 501)
+    expected = [_value_at(s, t) for t in grid]
+    np.testing.assert_allclose(np.interp(grid, ts, vs), expected, rtol=0, atol=1e-9 * scale)
 
 
+def _value_at(s: PiecewiseLinearSeries, t: float) -> float:
+    """The series' definition, one point at a time: the last segment started by ``t``."""
+    k = 0
+    for i, start in enumerate(s.start.tolist()):
+        if start <= t:
+            k = i
+    raw = s.value[k] + s.slope[k] * (t - s.start[k])
+    return max(float(s.floor[k]), float(raw))
+
+
+# No deadline: on a loaded machine a first run can take far longer than later ones.
+@settings(deadline=None)
 @given(st.data())
 def test_split_at_is_continuous_and_keeps_history(data: st.DataObject) -> None:
     s = _series(data)
@@ -430,3 +452,56 @@ def test_revealed_keeps_begun_intervals_cut_at_t(t: float) -> None:
     assert np.all(shown.end > shown.start)
     assert np.all(shown.end <= iv.end[begun])
     np.testing.assert_array_equal(shown.end, np.minimum(iv.end[begun], t))
+
+
+# --- edges, worked by hand ------------------------------------------------------------
+
+
+def test_single_has_no_floor_by_default() -> None:
+    assert PiecewiseLinearSeries.single(0.0, 1.0, -1.0).at(5.0) == -4.0
+
+
+def test_vertices_until_the_start_is_the_start_alone() -> None:
+    ts, vs = PiecewiseLinearSeries.single(1.0, 4.0, -1.0).vertices(1.0)
+    assert ts.tolist() == [1.0] and vs.tolist() == [4.0]
+
+
+def test_vertices_until_a_segment_start_leave_that_segment_out() -> None:
+    s = PiecewiseLinearSeries.single(0.0, 10.0, -1.0).split_at(3.0, 1.0)
+    ts, vs = s.vertices(3.0)
+    assert ts.tolist() == [0.0, 3.0] and vs.tolist() == [10.0, 7.0]
+
+
+def test_revealed_polyline_edges() -> None:
+    for x, y, t in (([], [], 1.0), ([1.0, 2.0], [3.0, 4.0], 0.5)):
+        xs, ys = revealed_polyline(x, y, t)
+        assert xs.tolist() == [] and ys.tolist() == []
+    xs, ys = revealed_polyline([0.0, 1.0, 2.0], [0.0, 10.0, 20.0], 1.0)
+    assert xs.tolist() == [0.0, 1.0] and ys.tolist() == [0.0, 10.0]
+
+
+def test_revealed_points_include_the_one_at_t() -> None:
+    assert revealed_points([0.0, 1.0, 2.0], 1.0).tolist() == [True, True, False]
+
+
+def test_a_series_is_immutable() -> None:
+    s = PiecewiseLinearSeries.single(0.0, 1.0, -1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.start = s.start  # type: ignore[misc]
+
+
+def test_revealed_polyline_at_its_first_vertex_is_that_vertex() -> None:
+    xs, ys = revealed_polyline([1.0, 2.0], [3.0, 4.0], 1.0)
+    assert xs.tolist() == [1.0] and ys.tolist() == [3.0]
+
+
+def test_intervals_are_immutable() -> None:
+    intervals = Intervals(**{f.name: np.zeros(0) for f in dataclasses.fields(Intervals)})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        intervals.start = None  # type: ignore[misc]
+
+
+def test_clock_defaults() -> None:
+    c = Clock(wall_clock=lambda: 5.0)
+    assert (c.elapsed, c.playing, c.speed, c.step_size, c.horizon) == (0.0, False, 1.0, 0.5, 10.0)
+    assert c.anchor_wall == 0.0

@@ -12,12 +12,15 @@ accessibility scan with the axe script bundled in ``axe_playwright_python``.
 from __future__ import annotations
 
 import contextlib
+import functools
+import http.server
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -379,6 +382,67 @@ def describe_violations(violations: list[dict]) -> str:
 def assert_no_serious_axe_violations(page) -> None:
     violations = axe_violations(page)
     assert not violations, "accessibility violations:\n" + describe_violations(violations)
+
+
+@pytest.fixture(autouse=True)
+def _only_local_requests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Any test with a ``page`` on the app fails if the page asked another host for anything."""
+    if "page" not in request.fixturenames or "server" not in request.fixturenames:
+        yield
+        return
+    page = request.getfixturevalue("page")
+    server: str = request.getfixturevalue("server")
+    urls: list[str] = []
+    page.on("request", lambda r: urls.append(r.url))
+    yield
+    assert_only_local(urls, server)
+
+
+# --- a course page on another origin -------------------------------------------
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep the test output clean
+        pass
+
+
+@dataclass
+class Embedding:
+    app: str  # the second app server, allowing the course origin
+    app_port: int
+    course: str  # the course site
+    course_port: int
+    root: Path  # the course site's files
+
+    def write(self, name: str, body: str, title: str = "Course page") -> str:
+        (self.root / name).write_text(
+            f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{title}</title></head><body><main><h1>{title}</h1>{body}</main></body></html>",
+            encoding="utf-8",
+        )
+        return f"{self.course}/{name}"
+
+
+@pytest.fixture(scope="session")
+def embedding() -> Iterator[Embedding]:
+    """A second app server that allows a course origin, and that course site, both local."""
+    course_port = free_port()
+    with tempfile.TemporaryDirectory(prefix="overlap-lab-course-") as tmp:
+        root = Path(tmp) / "site"
+        root.mkdir()
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        course_server = http.server.ThreadingHTTPServer(("127.0.0.1", course_port), handler)
+        thread = threading.Thread(target=course_server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            with running_server("--allow-websocket-origin", f"localhost:{course_port}") as app:
+                yield Embedding(
+                    app.url, app.port, f"http://localhost:{course_port}", course_port, root
+                )
+        finally:
+            course_server.shutdown()
+            course_server.server_close()
 
 
 @pytest.fixture(scope="session")

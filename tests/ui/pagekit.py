@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 TIMEOUT = 10_000  # ms, for expectations that wait on a server round trip
 
@@ -42,3 +43,31 @@ def number(text: str) -> float:
 def value_of(scope, name: str) -> float:
     """The number a readout starts with."""
     return number(readout(scope, name).inner_text())
+
+
+def description(scope):
+    """The live text alternative of a widget's chart ("What the chart shows")."""
+    return scope.get_by_role("region", name="What the chart shows", exact=True)
+
+
+FRAMES_JS = """
+n => new Promise(done => {
+  let k = 0;
+  const tick = () => (++k >= n ? done() : requestAnimationFrame(tick));
+  requestAnimationFrame(tick);
+})
+"""
+
+
+def animation_frames(target, n: int = 30) -> None:
+    """Wait for ``n`` of the page's own animation frames (its clock, not the test's)."""
+    target.evaluate(FRAMES_JS, n)
+
+
+def holds_still(target, read: Callable[[], object], frames: int = 30) -> object:
+    """``read()`` gives the same value before and after ``frames`` animation frames."""
+    first = read()
+    animation_frames(target, frames)
+    second = read()
+    assert second == first, f"changed from {first!r} to {second!r} over {frames} frames"
+    return first

@@ -8,11 +8,10 @@ must see for a setting, not what the page happened to show last time.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 
 import pytest
-from pagekit import TIMEOUT, button, enter, field, readout, value_of
+from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_of
 from playwright.sync_api import Page, expect
 
 from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig
@@ -241,20 +240,6 @@ def test_url_plain_key(page: Page, server: str, ui):
     expect(page.get_by_role("status", name="Notices", exact=True)).to_have_count(0)
 
 
-def test_bad_url_keys_show_a_notice_and_the_valid_ones_still_apply(page: Page, server: str, ui):
-    query = "layers_per_bucket=0&bogus=2&preset=Nope&ranks=abc&bandwidth=50"
-    ui.open_widget(page, f"{server}{ROUTE}?{query}")
-    notices = page.get_by_role("status", name="Notices", exact=True)
-    expect(notices).to_be_visible()
-    for word in ("layers_per_bucket", "bogus", "Nope", "ranks"):
-        expect(notices).to_contain_text(word)
-    expect(notices).not_to_contain_text("bandwidth=")
-    # The ignored keys leave their defaults; the valid one applies.
-    config = BucketConfig(bandwidth=50.0)
-    assert_fields(page, config)
-    assert_readouts(page, config, f"for ?{query}")
-
-
 # --- 4: Play, Pause, Step --------------------------------------------------------------------
 
 
@@ -268,18 +253,21 @@ def test_play_pause_step(timeline: Page, ui):
 
     button(page, "Play").click()
     expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
-    time.sleep(1.0)
-    first = value_of(page, "Elapsed time")
-    time.sleep(0.4)
-    second = value_of(page, "Elapsed time")
-    assert 1.0 < first < second, f"elapsed did not advance while playing: {first} then {second}"
+    first = ui.wait_until(
+        lambda: value_of(page, "Elapsed time") > 1.0 and value_of(page, "Elapsed time"), timeout=10
+    )
+    second = ui.wait_until(
+        lambda: value_of(page, "Elapsed time") > first and value_of(page, "Elapsed time"),
+        timeout=10,
+    )
 
     button(page, "Pause").click()
     expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
-    time.sleep(0.4)  # the server's paused value replaces the browser's animation
-    frozen = value_of(page, "Elapsed time")
-    time.sleep(0.6)
-    assert value_of(page, "Elapsed time") == frozen, "elapsed moved while paused"
+    # The server's paused value replaces the browser's animation; then nothing moves
+    # over the page's own animation frames.
+    frozen = ui.wait_until(
+        lambda: holds_still(page, lambda: value_of(page, "Elapsed time")), timeout=10
+    )
     assert frozen >= second
 
     button(page, "Step").click()
@@ -377,35 +365,3 @@ def test_axe_with_an_error_and_the_embed_panel_open(timeline: Page, ui):
     button(page, "Step").click()
     expect(readout(page, "Elapsed time")).to_have_text(starts("1.00 ms"), timeout=TIMEOUT)
     ui.assert_no_serious_axe_violations(page)
-
-
-def test_no_request_leaves_the_local_server(page: Page, server: str, ui, requests_log):
-    ui.open_widget(page, server + ROUTE)
-    button(page, "Step").click()
-    expect(readout(page, "Elapsed time")).to_have_text(starts("1.00 ms"), timeout=TIMEOUT)
-    preset_select(page).select_option(label="Latency-bound")
-    expect(readout(page, "Regime")).to_contain_text("latency-bound", timeout=TIMEOUT)
-    button(page, "Play").click()
-    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
-    time.sleep(1.0)
-    button(page, "Pause").click()
-    expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
-    assert requests_log, "no requests were recorded"
-    ui.assert_only_local(requests_log, server)
-
-
-def test_playing_sends_few_websocket_frames(page: Page, server: str, ui, ws_frames):
-    ui.open_widget(page, server + ROUTE)
-    time.sleep(1.0)  # let the session settle
-    before = value_of(page, "Elapsed time")
-    ws_frames.reset()
-    button(page, "Play").click()
-    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
-    time.sleep(2.0)
-    sent = ws_frames.sent
-    elapsed = value_of(page, "Elapsed time")
-    print(f"\nbrowser sent {sent} websocket frame(s) over Play + 2 s of playback")
-    assert sent <= 6, f"the browser sent {sent} frames while playing:\n" + "\n".join(
-        ws_frames.payloads[:20]
-    )
-    assert elapsed - before >= 4.0, f"elapsed only went from {before} to {elapsed} ms"

@@ -184,14 +184,14 @@ def test_ranks_disagree_shows_sequences_instead_of_a_timeline(view: RanksView) -
 
 def test_scenario_from_a_url_keeps_explicit_overrides() -> None:
     spec = WIDGETS["ranks"]
-    kwargs, notices = spec.parse({"scenario": [b"two partial stragglers"], "slowdown_pct": [b"20"]})
+    kwargs, notices = spec.parse({"scenario": [b"Two partial stragglers"], "slowdown_pct": [b"20"]})
     assert not notices
     v = spec.create(**kwargs)
     assert v.settings.scenario == TWO_PARTIAL
     assert v.settings.slowdown_pct == 20
     assert v.settings.layers_per_bucket == SCENARIO_SETTINGS[TWO_PARTIAL]["layers_per_bucket"]
     _, notices = spec.parse({"scenario": [b"Everything fine"]})
-    assert notices and "Scenario must be one of" in notices[0]
+    assert notices and "Scenario is one of" in notices[0]
 
 
 def test_apply_loads_the_scenario_then_the_given_settings(view: RanksView) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-from urllib.parse import quote_plus
 
 import panel as pn
 import param
@@ -34,13 +33,12 @@ def test_every_setting_has_a_labelled_control_with_its_unit(view: Widget) -> Non
     for name in setting_names(view.settings):
         p = view.settings.param[name]
         control = view.fields[name]
-        if isinstance(p, param.Selector):  # a menu: its label and help, no unit
-            assert control.name == p.label
-            assert control.description == p.doc
-            assert list(control.options) == list(p.objects)
-            continue
-        assert control.input.label == p.label
-        assert control.input.description == p.doc
+        if isinstance(p, param.Boolean):
+            assert isinstance(control.input, pn.widgets.Checkbox)
+            assert control.input.name == p.label
+        else:
+            assert control.input.label == p.label
+            assert control.input.description == p.doc
         assert p.metadata["unit"] in control.hint or p.metadata["hint"] == control.hint
 
 
@@ -93,14 +91,27 @@ def test_share_bar_link_follows_every_setting(view: Widget) -> None:
         p = view.settings.param[name]
         if p.allow_None:
             continue
-        if isinstance(p, param.Selector):
+        if isinstance(p, param.Boolean):
+            value = not p.default
+        elif isinstance(p, param.Selector):
             value = next(o for o in p.objects if o != getattr(view.settings, name))
-            setattr(view.settings, name, value)
-            assert f"{name}={quote_plus(str(value))}" in seen[-1]
-            continue
-        value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
-        value = min(value, p.default + 1)
+        else:
+            value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
+            value = min(value, p.default + 1)
         setattr(view.settings, name, value)
         assert f"{name}=" in seen[-1]
     assert view.share_bar.link.value.startswith(f"http://example.test:5006/{spec.name}?")
     assert view.share_bar.link.value.endswith(seen[-1])
+
+
+def test_layout_holds_every_control_the_description_and_the_notices(view: Widget) -> None:
+    layout = view.__panel__()
+    buttons = set(layout.select(pn.widgets.Button))
+    tc = view.time_control
+    assert {tc.reset_button, tc.play_button, tc.step_button} <= buttons
+    inputs = set(layout.select(pn.widgets.Widget))  # text fields, checkboxes and menus
+    for name, control in view.fields.items():
+        assert control.input in inputs, name
+    panes = set(layout.select(pn.pane.HTML))
+    assert view.description in panes
+    assert view.notices in set(layout.select(type(view.notices)))

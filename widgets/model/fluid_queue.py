@@ -9,6 +9,7 @@ never jumps and the formula always restarts from where the queue is now.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 import param
@@ -50,6 +51,27 @@ class Segment:
         if self.net_rate > 0:
             return "grows"
         return "constant"
+
+
+class DrainStatus(StrEnum):
+    """Whether and how the run's queue drains, as the rates now stand."""
+
+    DRAINS = "drains"  # it empties at ``Drain.time``, within the run
+    AFTER_THE_RUN = "drains after the run"  # it is draining, but empties after the horizon
+    GROWS_FROM_EMPTY = "grows from empty"  # it starts empty and grows: it never drains
+    NEVER = "never drains"  # it grows or holds steady above empty
+
+
+@dataclass(frozen=True)
+class Drain:
+    """When the run's queue drains (``time``), or why it does not.
+
+    ``time`` is the drain time for ``DRAINS``, the time it would drain for
+    ``AFTER_THE_RUN``, and None otherwise.
+    """
+
+    status: DrainStatus
+    time: float | None
 
 
 @dataclass(frozen=True)
@@ -170,10 +192,35 @@ class FluidQueue(param.Parameterized):
         return self.series.start.copy()
 
     def first_empty_time(self) -> float | None:
-        """The first time in this run (as the rates now stand) the queue is empty, if any."""
+        """The first time in this run (as the rates now stand) the queue drains, if any.
+
+        The queue drains at t when it is empty at t and either held items just
+        before t (it emptied) or stays empty just after t (nothing is growing it).
+        A queue that starts empty and grows at once is empty only at that instant:
+        it has not drained, and it never will while it grows.
+        """
         ts, qs = self.series.vertices(self.clock.horizon)
-        empty = np.flatnonzero(qs <= 0.0)
-        return float(ts[empty[0]]) if empty.size else None
+        # A floor hit computed as s + q / rate can come out a rounding error above 0.
+        empty = qs <= 1e-12 * max(1.0, float(qs.max()))
+        for i in np.flatnonzero(empty):
+            emptied = i > 0 and not empty[i - 1]
+            k = np.searchsorted(self.series.start, ts[i], side="right") - 1
+            stays_empty = self.series.slope[max(k, 0)] <= 0.0
+            if emptied or stays_empty:
+                return float(ts[i])
+        return None
+
+    def drain(self) -> Drain:
+        """Whether the run's queue drains, when, or why not (see ``DrainStatus``)."""
+        t = self.first_empty_time()
+        if t is not None:
+            return Drain(DrainStatus.DRAINS, t)
+        seg = self.segment
+        if seg.net_rate < 0:
+            return Drain(DrainStatus.AFTER_THE_RUN, seg.drain_time)
+        if seg.net_rate > 0 and seg.length <= 0.0:
+            return Drain(DrainStatus.GROWS_FROM_EMPTY, None)
+        return Drain(DrainStatus.NEVER, None)
 
     def drain_check(self) -> PredictionCheck | None:
         """The drain-time prediction and the run's drain time (checked when it happens)."""

@@ -27,27 +27,12 @@ def bounds_text(p: param.Number) -> str:
     return unit.strip()
 
 
-def _parse_choice(text: str, p: param.Selector) -> str:
-    """One of a selector's choices, matched exactly, else without regard to case."""
-    choices = [str(c) for c in p.objects]
-    wanted = text.strip()
-    if wanted in choices:
-        return wanted
-    folded = {c.casefold(): c for c in choices}
-    if wanted.casefold() in folded:
-        return folded[wanted.casefold()]
-    raise ValueError(f"{p.label} must be one of: {', '.join(choices)}.")
-
-
-def parse_number(text: str, p: param.Parameter) -> float | int | str | None:
+def parse_number(text: str, p: param.Parameter) -> float | int | None:
     """Parse what a person typed for parameter ``p``; raise ValueError with a message for them.
 
     Accepts a decimal comma. Empty text means "no value" where the parameter
-    allows None. The result is within the parameter's bounds. A selector's
-    value is one of its choices, by name.
+    allows None. The result is within the parameter's bounds.
     """
-    if isinstance(p, param.Selector):
-        return _parse_choice(text, p)
     raw = text.strip().replace(",", ".")
     if raw == "":
         if p.allow_None:
@@ -68,3 +53,27 @@ def parse_number(text: str, p: param.Parameter) -> float | int | str | None:
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ValueError(f"{p.label} must be {bounds_text(p)}.")
     return value
+
+
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def parse_setting(text: str, p: param.Parameter) -> object:
+    """Parse text (typed, or from a URL) for any setting: a number, a yes/no or a choice.
+
+    Raises ValueError with a message for the person who wrote it.
+    """
+    if isinstance(p, param.Boolean):
+        word = text.strip().lower()
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+        raise ValueError(f"{p.label} is true or false, not “{text.strip()[:20]}”.")
+    if isinstance(p, param.Selector):
+        names = {str(o): o for o in p.objects}
+        if text.strip() in names:
+            return names[text.strip()]
+        raise ValueError(f"{p.label} is one of {', '.join(names)}.")
+    return parse_number(text, p)

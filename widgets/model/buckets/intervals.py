@@ -1,19 +1,24 @@
 """The intervals a bucket timeline is drawn from, as typed columns.
 
 Every interval carries its kind (an ``IntervalKind``), its lane (a ``Lane``),
-the bucket it belongs to (``bucket``, -1 when none) and the layer it belongs to
-(``layer``, 1-based, 0 when none) as integer columns, so a view reads ids and
-never parses a label. ``label`` is kept as plain text for hover and export.
+the bucket it belongs to (``bucket``, -1 when none), the layer it belongs to
+(``layer``, 1-based, 0 when none) and, for an order wait, the earlier bucket
+it waits for (``waits_for``, -1 otherwise) as integer columns, so a view reads
+ids and never parses a label. ``label`` is plain text for hover and export.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..timeline import Intervals
+
+if TYPE_CHECKING:
+    from .schedule import Schedule
 
 NO_BUCKET = -1
 NO_LAYER = 0
@@ -24,6 +29,8 @@ class IntervalKind(StrEnum):
 
     BACKWARD = "backward"  # one layer's backward
     FILLING = "filling"  # a bucket collecting gradients, first to last
+    ORDER_WAIT = "waiting for bucket"  # ready, but an earlier bucket is not launched yet
+    ENQUEUE = "enqueue"  # the host issuing collectives, this one last
     LINK_WAIT = "waiting"  # a launched bucket waiting for the link to be free
     TRANSFER = "transfer"  # a bucket's all-reduce on the link
     EXPOSED = "exposed"  # [backward end, communication end]: the exposed tail
@@ -35,6 +42,7 @@ class Lane(StrEnum):
 
     COMPUTE = "compute"
     FILL = "fill"
+    ORDER_WAIT = "order-wait"
     LINK_WAIT = "link-wait"
     LINK = "link"
     OPTIMIZER = "optimizer"
@@ -43,6 +51,8 @@ class Lane(StrEnum):
 LANE_OF = {
     IntervalKind.BACKWARD: Lane.COMPUTE,
     IntervalKind.FILLING: Lane.FILL,
+    IntervalKind.ORDER_WAIT: Lane.ORDER_WAIT,
+    IntervalKind.ENQUEUE: Lane.ORDER_WAIT,
     IntervalKind.LINK_WAIT: Lane.LINK_WAIT,
     IntervalKind.TRANSFER: Lane.LINK,
     IntervalKind.EXPOSED: Lane.LINK,
@@ -52,7 +62,7 @@ LANE_OF = {
 
 @dataclass(frozen=True)
 class BucketIntervals(Intervals):
-    """``Intervals`` plus integer ``bucket`` and ``layer`` columns.
+    """``Intervals`` plus integer ``bucket``, ``layer`` and ``waits_for`` columns.
 
     ``kind`` holds ``IntervalKind`` values and ``lane`` ``Lane`` values (both
     compare equal to their strings).
@@ -60,10 +70,11 @@ class BucketIntervals(Intervals):
 
     bucket: np.ndarray
     layer: np.ndarray
+    waits_for: np.ndarray
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not len(self.bucket) == len(self.layer) == len(self.start):
+        if not len(self.bucket) == len(self.layer) == len(self.waits_for) == len(self.start):
             raise ValueError("all interval arrays must have the same length")
 
     def of_kind(self, kind: IntervalKind) -> BucketIntervals:
@@ -77,6 +88,7 @@ class BucketIntervals(Intervals):
             self.kind[sel],
             self.bucket[sel],
             self.layer[sel],
+            self.waits_for[sel],
         )
 
 
@@ -95,6 +107,7 @@ class IntervalBuilder:
         *,
         bucket: np.typing.ArrayLike = NO_BUCKET,
         layer: np.typing.ArrayLike = NO_LAYER,
+        waits_for: np.typing.ArrayLike = NO_BUCKET,
     ) -> None:
         """Add ``len(labels)`` intervals of ``kind``; ids broadcast when given once."""
         n = len(labels)
@@ -106,6 +119,7 @@ class IntervalBuilder:
                 labels,
                 np.broadcast_to(np.asarray(bucket, int), (n,)),
                 np.broadcast_to(np.asarray(layer, int), (n,)),
+                np.broadcast_to(np.asarray(waits_for, int), (n,)),
             )
         )
 
@@ -121,4 +135,82 @@ class IntervalBuilder:
             np.array(kinds, dtype=object),
             np.concatenate([p[4] for p in parts]),
             np.concatenate([p[5] for p in parts]),
+            np.concatenate([p[6] for p in parts]),
         )
+
+
+def schedule_intervals(s: Schedule) -> BucketIntervals:
+    """A schedule as typed intervals, times from the start of backward.
+
+    In order: one ``BACKWARD`` per layer (backward order), one ``TRANSFER`` per
+    bucket, a ``LINK_WAIT`` [launch_b, start_b] for each bucket queued behind
+    the previous transfer, an ``ORDER_WAIT`` [ready_b, the latest earlier ready time]
+    for each ready bucket held back by an earlier unready one (``waits_for`` names
+    the bucket whose readiness it waited for), the ``EXPOSED`` tail [E, C] when
+    positive, one ``FILLING`` per bucket from its first layer's backward start
+    to its ready time, an ``ENQUEUE`` per bucket when the host enqueue time is
+    positive (from when it may go to its launch: the host issuing this and
+    earlier collectives one after another), and the ``OPTIMIZER`` step.
+    """
+    order = np.arange(s.n_layers)[::-1]
+    tol = 1e-9 * max(1.0, s.comm_end)
+    buckets = np.arange(s.n_buckets)
+    link_waits = np.flatnonzero(s.bucket_link_wait > tol)
+    order_waits = np.flatnonzero(s.bucket_order_wait > tol)
+    out = IntervalBuilder()
+    out.add(
+        IntervalKind.BACKWARD,
+        s.layer_backward_start[order],
+        s.layer_ready[order],
+        [f"Layer {i + 1}" for i in order],
+        bucket=s.layer_bucket[order],
+        layer=order + 1,
+    )
+    out.add(
+        IntervalKind.TRANSFER,
+        s.bucket_start,
+        s.bucket_end,
+        [f"Bucket {b}" for b in buckets],
+        bucket=buckets,
+    )
+    out.add(
+        IntervalKind.LINK_WAIT,
+        s.bucket_launch[link_waits],
+        s.bucket_start[link_waits],
+        [f"Bucket {b} waits" for b in link_waits],
+        bucket=link_waits,
+    )
+    waited = s.bucket_waits_for[order_waits]
+    out.add(
+        IntervalKind.ORDER_WAIT,
+        s.bucket_ready[order_waits],
+        s.bucket_ready[order_waits] + s.bucket_order_wait[order_waits],
+        [f"Bucket {b} waits for bucket {k}" for b, k in zip(order_waits, waited, strict=True)],
+        bucket=order_waits,
+        waits_for=waited,
+    )
+    if s.exposed_tail > 0:
+        out.add(IntervalKind.EXPOSED, s.backward_end, s.comm_end, ["Exposed tail"])
+    fill_start = [s.layer_backward_start[layers - 1].min() for layers in s.bucket_layers]
+    out.add(
+        IntervalKind.FILLING,
+        fill_start,
+        s.bucket_ready,
+        [f"Bucket {b} filling" for b in buckets],
+        bucket=buckets,
+    )
+    if s.enqueue_ms > 0:
+        out.add(
+            IntervalKind.ENQUEUE,
+            s.bucket_ready + s.bucket_order_wait,
+            s.bucket_launch,
+            [f"Bucket {b} enqueued" for b in buckets],
+            bucket=buckets,
+        )
+    out.add(
+        IntervalKind.OPTIMIZER,
+        s.optimizer_start,
+        s.optimizer_start + s.optimizer_ms,
+        ["Optimizer"],
+    )
+    return out.build()

@@ -44,6 +44,20 @@ PRESETS: dict[str, dict] = {
     ),
     # "Link saturated" with one rank 50% slower: the link keeps up, the step does not.
     "Straggler": _preset(backward_ms=1.8, straggler_pct=50.0),
+    # Layer 12 (the head) uses layer 1's 200 MB weight: one tensor, ready at the end.
+    "Tied embeddings": _preset(
+        bandwidth=50.0,
+        tied_embeddings=True,
+        layer_backward_ms=_frozen([1.0] + [2.0] * 11),
+        layer_grad_mb=_frozen([200.0] + [25.0] * 10 + [200.0]),
+    ),
+    # Layer 6's module is registered last in __init__; with find_unused_parameters=True
+    # the buckets follow reverse registration: bucket 0 = layers 6, 12, 11, ready only
+    # when layer 6 is (14 ms), and bucket 1 (ready at 10 ms) waits for it.
+    "Reordered module": _preset(
+        find_unused_parameters=True,
+        layer_registration=_frozen([1, 2, 3, 4, 5, 12, 6, 7, 8, 9, 10, 11]),
+    ),
 }
 
 PRESET_DESCRIPTIONS: dict[str, str] = {
@@ -61,4 +75,10 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "whatever the bucketing.",
     "Straggler": "One rank's backward is 50% slower: every rank waits for it, the link "
     "catches up, and the step is longer.",
+    "Tied embeddings": "The output head reuses the embedding's 200 MB weight: the head's "
+    "backward runs first, but the shared gradient is ready only when the embedding's "
+    "backward ends, so its transfer is exposed whatever the bucketing.",
+    "Reordered module": "Layer 6 is registered last but used in the middle: with "
+    "find_unused_parameters=True, bucket 0 holds it and is ready late, and the buckets "
+    "after it, though ready, wait for it.",
 }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .config import BucketConfig
-from .schedule import layer_ready_times
 
 
 def average_rates(config: BucketConfig) -> tuple[float, float]:
@@ -13,7 +12,8 @@ def average_rates(config: BucketConfig) -> tuple[float, float]:
     gradient the ring reduces per ms of bandwidth time, ``bandwidth * p / (2(p-1))``;
     latency is left out, as a fluid picture has no transfers to charge it to.
     """
-    sizes = config.size_profile()
-    backward_end = layer_ready_times(config.backward_profile(), config.straggler_pct)[0]
+    tensors = config.tensors()
+    backward_end = float(tensors.layer_ready.max())
     p = config.ranks
-    return float(sizes.sum() / backward_end), float(config.bandwidth * p / (2.0 * (p - 1)))
+    arrival = float(tensors.size_mb.sum() / backward_end)
+    return arrival, float(config.bandwidth * p / (2.0 * (p - 1)))

@@ -1,13 +1,10 @@
-"""Evaluating a bucket assignment: readiness, the link, and the ``Schedule`` record.
+"""The ``Schedule`` record: one step's buckets, launches, transfers and regime.
 
-Backward runs from the last layer to the first; a layer's gradient is ready when
-its backward finishes. A bucket is ready when its last layer is. The link serves
-one ring all-reduce at a time in bucket-index order, so
-``start_b = max(ready_b, end_(b-1))``. Times are measured from the start of
-backward; forward runs before it and the optimizer after ``max(E, C)``.
-
-``evaluate`` schedules many assignments at once (one row each), so a sweep is
-one numpy call per step; ``schedule_arrays`` builds the record of one of them.
+Times are measured from the start of backward; forward runs before it and the
+optimizer after ``max(E, C)``. E (backward end) is when the last gradient is
+ready, C (communication end) when the last transfer ends; the exposed tail is
+``max(0, C - E)`` and the step ``forward + max(E, C) + optimizer``. The
+engine is ``link.evaluate``; this module turns one of its rows into a record.
 """
 
 from __future__ import annotations
@@ -16,99 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bucketing import check_assignment
-from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
-from .intervals import BucketIntervals, IntervalBuilder, IntervalKind
+from .intervals import BucketIntervals, schedule_intervals
+from .link import evaluate
 from .regimes import KINDS, SUGGESTIONS, Regime, regime_codes, suggestion_codes
+from .tensors import GradientTensors, TensorKind, gradient_tensors
 
-
-def layer_ready_times(backward_ms: np.typing.ArrayLike, straggler_pct: float = 0.0) -> np.ndarray:
-    """When each layer's gradient is ready everywhere (index 0 is layer 1).
-
-    Backward runs from the last layer to the first, so layer i is ready after the
-    backward of layers n..i. The slowest rank sets global readiness, so a
-    straggler scales every ready time by ``1 + straggler_pct / 100``.
-    """
-    slow = np.asarray(backward_ms, float) * (1.0 + straggler_pct / 100.0)
-    return np.cumsum(slow[::-1])[::-1]
-
-
-def link_schedule(
-    ready: np.typing.ArrayLike, transfer_ms: np.typing.ArrayLike
-) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end of each transfer on a link that serves buckets in index order.
-
-    Solves ``start_b = max(ready_b, end_(b-1))`` along the last axis without a
-    loop: with ``P_b`` the transfer time queued before b,
-    ``start_b = P_b + max_(j<=b) (ready_j - P_j)``, a running maximum.
-    """
-    ready = np.asarray(ready, float)
-    transfer = np.asarray(transfer_ms, float)
-    before = np.cumsum(transfer, axis=-1) - transfer
-    start = before + np.maximum.accumulate(ready - before, axis=-1)
-    # Rounding in the sum may leave start a hair below ready; never start early.
-    start = np.maximum(start, ready)
-    return start, start + transfer
-
-
-def evaluate(
-    backward_ms: np.ndarray,
-    grad_mb: np.ndarray,
-    assignment: np.ndarray,
-    ranks: int,
-    bandwidth: float,
-    latency_ms: float,
-    straggler_pct: float,
-) -> dict[str, np.ndarray]:
-    """Schedule every row of a 2-D ``assignment`` (settings x layers) at once.
-
-    Bucket axes are padded to one column per layer: an empty bucket is ready at 0
-    and takes no time, so it never moves the link.
-    """
-    m, n = assignment.shape
-    ready_layer = layer_ready_times(backward_ms, straggler_pct)
-    backward_end = ready_layer[0]  # layer 1 finishes last
-
-    rows = np.broadcast_to(np.arange(m)[:, None], (m, n))
-    size = np.zeros((m, n))
-    count = np.zeros((m, n), dtype=int)
-    ready = np.zeros((m, n))
-    np.add.at(size, (rows, assignment), np.broadcast_to(grad_mb, (m, n)))
-    np.add.at(count, (rows, assignment), 1)
-    np.maximum.at(ready, (rows, assignment), np.broadcast_to(ready_layer, (m, n)))
-    used = count > 0
-    transfer = np.where(used, ring_allreduce_ms(size, ranks, bandwidth, latency_ms), 0.0)
-
-    start, end = link_schedule(ready, transfer)
-    n_buckets = used.sum(axis=1)
-    last = (n_buckets - 1)[:, None]
-    comm_end = np.take_along_axis(end, last, axis=1)[:, 0]
-    last_transfer = np.take_along_axis(transfer, last, axis=1)[:, 0]
-    last_wait = np.take_along_axis(start - ready, last, axis=1)[:, 0]
-
-    total_transfer = transfer.sum(axis=1)
-    hidden = np.clip(np.minimum(end, backward_end) - start, 0.0, None).sum(axis=1)
-    overhead = n_buckets * ring_overhead_ms(ranks, latency_ms)
-    traffic = ring_traffic_ms(grad_mb.sum(), ranks, bandwidth)
-    return {
-        "ready_layer": ready_layer,
-        "backward_end": backward_end,
-        "size": size,
-        "ready": ready,
-        "transfer": transfer,
-        "start": start,
-        "end": end,
-        "n_buckets": n_buckets,
-        "comm_end": comm_end,
-        "exposed_tail": np.maximum(0.0, comm_end - backward_end),
-        "last_transfer": last_transfer,
-        "last_wait": last_wait,
-        "total_transfer": total_transfer,
-        "hidden": hidden,
-        "overlap_fraction": hidden / total_transfer,
-        "overhead": overhead,
-        "traffic": np.full(m, traffic),
-    }
+NO_BUCKET = -1
 
 
 def regime_of_row(
@@ -129,16 +39,18 @@ def regime_of_row(
             np.array([setting]), np.array([step]), np.array([best[0]]), np.array([best[1]])
         )
         suggestion = SUGGESTIONS[int(code[0])]
+    sl = slice(row, row + 1)
     kind = regime_codes(
-        r["traffic"][row : row + 1],
+        r["traffic"][sl],
         np.array([r["backward_end"]]),
-        r["overhead"][row : row + 1],
-        r["hidden"][row : row + 1],
-        r["last_wait"][row : row + 1],
+        r["overhead"][sl],
+        r["hidden"][sl],
+        r["last_wait"][sl],
         None if suggestion is None else np.array([SUGGESTIONS.index(suggestion)]),
     )
     traffic, overhead = float(r["traffic"][row]), float(r["overhead"][row])
     link_work = float(r["total_transfer"][row])
+    nb = int(r["n_buckets"][row])
     return Regime(
         kind=KINDS[int(kind[0])],
         suggestion=suggestion,
@@ -152,6 +64,7 @@ def regime_of_row(
         tail_ms=float(r["exposed_tail"][row]),
         last_transfer_ms=float(r["last_transfer"][row]),
         last_link_wait_ms=float(r["last_wait"][row]),
+        last_launch_delay_ms=float(r["launch"][row, nb - 1] - r["backward_end"]),
         step_ms=float(step),
         best_step_ms=None if best is None else float(best[1]),
         best_setting=None if best is None else float(best[0]),
@@ -160,10 +73,19 @@ def regime_of_row(
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """One step's bucket schedule. Per-layer arrays have index 0 = layer 1.
+    """One step's bucket schedule.
 
-    ``regime`` is a ``Regime``: its kind, the suggestion and the numbers that
-    decided them, by the definitions in ``regimes``.
+    Per-layer arrays have index 0 = layer 1; per-bucket arrays index 0 =
+    bucket 0; ``tensors`` lists every gradient tensor in registration order and
+    ``tensor_bucket`` its bucket. ``bucket_layers[b]`` and ``bucket_tensors[b]``
+    list a bucket's layers (1-based) and tensors in the order they became ready.
+    ``layer_bucket`` is the bucket of each layer's weight (of its bias when it
+    has no weight of its own). ``bucket_link_wait`` is start - launch (waiting
+    for the link); ``bucket_order_wait`` is how long a ready bucket waited for
+    an earlier bucket to become ready (``max(ready_0..ready_(b-1)) - ready_b``
+    when positive), and ``bucket_waits_for`` that earlier bucket (-1 when
+    none). With an enqueue time, launch - (ready + order wait) is the host
+    issuing this and earlier collectives. ``regime`` is a ``Regime`` (see ``regimes``).
     """
 
     layer_backward_ms: np.ndarray
@@ -171,13 +93,20 @@ class Schedule:
     layer_backward_start: np.ndarray
     layer_ready: np.ndarray
     layer_bucket: np.ndarray
+    tensors: GradientTensors
+    tensor_bucket: np.ndarray
     bucket_layers: tuple[np.ndarray, ...]
+    bucket_tensors: tuple[np.ndarray, ...]
     bucket_size_mb: np.ndarray
     bucket_ready: np.ndarray
+    bucket_launch: np.ndarray
+    bucket_order_wait: np.ndarray
+    bucket_waits_for: np.ndarray
     bucket_start: np.ndarray
     bucket_end: np.ndarray
     bucket_transfer_ms: np.ndarray
     bucket_link_wait: np.ndarray
+    enqueue_ms: float
     forward_ms: float
     optimizer_ms: float
     backward_end: float
@@ -202,59 +131,105 @@ class Schedule:
         return len(self.bucket_ready)
 
     def to_intervals(self) -> BucketIntervals:
-        """The schedule as typed intervals, times from the start of backward.
+        """The schedule as typed intervals (see ``intervals.schedule_intervals``)."""
+        return schedule_intervals(self)
 
-        In order: one ``BACKWARD`` per layer (in backward order, lane ``COMPUTE``),
-        one ``TRANSFER`` per bucket (lane ``LINK``), a ``LINK_WAIT`` [ready_b,
-        start_b] for each bucket queued behind the previous (lane ``LINK_WAIT``),
-        the ``EXPOSED`` tail [E, C] on the link when it is positive, one
-        ``FILLING`` per bucket from its first layer's backward start to its ready
-        time (lane ``FILL``) and the ``OPTIMIZER`` step.
-        """
-        order = np.arange(self.n_layers)[::-1]
-        tol = 1e-9 * max(1.0, self.comm_end)
-        waits = np.flatnonzero(self.bucket_link_wait > tol)
-        buckets = np.arange(self.n_buckets)
-        out = IntervalBuilder()
-        out.add(
-            IntervalKind.BACKWARD,
-            self.layer_backward_start[order],
-            self.layer_ready[order],
-            [f"Layer {i + 1}" for i in order],
-            bucket=self.layer_bucket[order],
-            layer=order + 1,
-        )
-        out.add(
-            IntervalKind.TRANSFER,
-            self.bucket_start,
-            self.bucket_end,
-            [f"Bucket {b}" for b in buckets],
-            bucket=buckets,
-        )
-        out.add(
-            IntervalKind.LINK_WAIT,
-            self.bucket_ready[waits],
-            self.bucket_start[waits],
-            [f"Bucket {b} waits" for b in waits],
-            bucket=waits,
-        )
-        if self.exposed_tail > 0:
-            out.add(IntervalKind.EXPOSED, self.backward_end, self.comm_end, ["Exposed tail"])
-        fill_start = [self.layer_backward_start[layers - 1].min() for layers in self.bucket_layers]
-        out.add(
-            IntervalKind.FILLING,
-            fill_start,
-            self.bucket_ready,
-            [f"Bucket {b} filling" for b in buckets],
-            bucket=buckets,
-        )
-        out.add(
-            IntervalKind.OPTIMIZER,
-            self.optimizer_start,
-            self.optimizer_start + self.optimizer_ms,
-            ["Optimizer"],
-        )
-        return out.build()
+
+def _waits_for(ready: np.ndarray, order_wait: np.ndarray, tol: float) -> np.ndarray:
+    """For each bucket that waited for an earlier one: the first earlier bucket whose
+    readiness it waited for (the latest-ready one before it); -1 otherwise."""
+    out = np.full(len(ready), NO_BUCKET)
+    for b in np.flatnonzero(order_wait > tol):
+        out[b] = int(np.argmax(ready[:b]))
+    return out
+
+
+def build_schedule(
+    tensors: GradientTensors,
+    tensor_bucket: np.ndarray,
+    *,
+    backward_ms: np.ndarray,
+    layer_grad_mb: np.ndarray,
+    ranks: int,
+    bandwidth: float,
+    latency_ms: float,
+    enqueue_ms: float = 0.0,
+    straggler_pct: float = 0.0,
+    forward_ms: float = 0.0,
+    optimizer_ms: float = 0.0,
+    setting: float | None = None,
+    best: tuple[float, float] | None = None,
+) -> Schedule:
+    """The schedule of one bucket assignment (a bucket index per tensor, 0..n-1)."""
+    assignment = np.asarray(tensor_bucket, int)
+    used = np.unique(assignment)
+    if assignment.shape != (len(tensors),) or not np.array_equal(used, np.arange(used.size)):
+        raise ValueError("give each tensor a bucket, numbering buckets 0, 1, ... without gaps")
+    r = evaluate(
+        tensors,
+        assignment[None, :],
+        ranks=ranks,
+        bandwidth=bandwidth,
+        latency_ms=latency_ms,
+        enqueue_ms=enqueue_ms,
+    )
+    nb = used.size
+    backward_end = float(r["backward_end"])
+    comm_end = float(r["comm_end"][0])
+    optimizer_start = max(backward_end, comm_end)
+    step_time = forward_ms + optimizer_start + optimizer_ms
+    ready, launch = r["ready"][0, :nb], r["launch"][0, :nb]
+    start = r["start"][0, :nb]
+    # Waiting for an earlier bucket that is not ready yet (the host's own queue of
+    # launches, with an enqueue time, is not such a wait).
+    earlier_ready = np.append(-np.inf, np.maximum.accumulate(ready)[:-1])
+    order_wait = np.maximum(0.0, earlier_ready - ready)
+    in_ready_order = tensors.readiness_order
+    bucket_tensors = tuple(in_ready_order[assignment[in_ready_order] == b] for b in range(nb))
+    has_weight = tensors.kind == TensorKind.WEIGHT
+    layer_bucket = np.empty(tensors.n_layers, int)
+    layer_bucket[tensors.layer[~has_weight] - 1] = assignment[~has_weight]
+    layer_bucket[tensors.layer[has_weight] - 1] = assignment[has_weight]
+    ready_layer = tensors.layer_ready
+    return Schedule(
+        layer_backward_ms=np.asarray(backward_ms, float) * (1.0 + straggler_pct / 100.0),
+        layer_grad_mb=np.asarray(layer_grad_mb, float),
+        layer_backward_start=np.append(ready_layer[1:], 0.0),
+        layer_ready=ready_layer,
+        layer_bucket=layer_bucket,
+        tensors=tensors,
+        tensor_bucket=assignment.copy(),
+        bucket_layers=tuple(first_seen(tensors.layer[t]) for t in bucket_tensors),
+        bucket_tensors=bucket_tensors,
+        bucket_size_mb=r["size"][0, :nb],
+        bucket_ready=ready,
+        bucket_launch=launch,
+        bucket_order_wait=order_wait,
+        bucket_waits_for=_waits_for(ready, order_wait, 1e-9 * max(1.0, comm_end)),
+        bucket_start=start,
+        bucket_end=r["end"][0, :nb],
+        bucket_transfer_ms=r["transfer"][0, :nb],
+        bucket_link_wait=start - launch,
+        enqueue_ms=float(enqueue_ms),
+        forward_ms=float(forward_ms),
+        optimizer_ms=float(optimizer_ms),
+        backward_end=backward_end,
+        comm_end=comm_end,
+        exposed_tail=float(r["exposed_tail"][0]),
+        optimizer_start=optimizer_start,
+        step_time=step_time,
+        overlap_fraction=float(r["overlap_fraction"][0]),
+        overhead_ms=float(r["overhead"][0]),
+        traffic_ms=float(r["traffic"][0]),
+        total_transfer_ms=float(r["total_transfer"][0]),
+        regime=regime_of_row(r, 0, step_time, setting, best),
+    )
+
+
+def first_seen(values: np.ndarray) -> np.ndarray:
+    """The distinct values in order of first appearance."""
+    _, first = np.unique(values, return_index=True)
+    return values[np.sort(first)]
 
 
 def schedule_arrays(
@@ -268,56 +243,34 @@ def schedule_arrays(
     straggler_pct: float = 0.0,
     forward_ms: float = 0.0,
     optimizer_ms: float = 0.0,
-    setting: float | None = None,
-    best: tuple[float, float] | None = None,
+    enqueue_ms: float = 0.0,
 ) -> Schedule:
     """The schedule from per-layer arrays (index 0 = layer 1) and a bucket per layer.
 
-    ``setting`` (the bucketing knob's value) and ``best`` ((setting, step) of the
-    knob's best value) let the regime carry a suggestion; see ``regimes``.
+    Any assignment is allowed as long as buckets are numbered 0, 1, ... without
+    gaps; buckets are still launched in index order, so a bucket ready before an
+    earlier one waits for it. No sweep is run, so the regime has no suggestion.
     """
     backward = np.asarray(backward_ms, float)
     grad = np.asarray(grad_mb, float)
-    assignment = np.asarray(layer_bucket, dtype=int)
     if backward.shape != grad.shape or backward.ndim != 1 or backward.size == 0:
         raise ValueError("give one backward time and one gradient size per layer")
     if np.any(backward <= 0) or np.any(grad <= 0):
         raise ValueError("backward times and gradient sizes must be positive")
-    check_assignment(assignment, backward.size)
-
-    r = evaluate(backward, grad, assignment[None, :], ranks, bandwidth, latency_ms, straggler_pct)
-    nb = int(r["n_buckets"][0])
-    ready_layer = r["ready_layer"]
-    backward_end = float(r["backward_end"])
-    comm_end = float(r["comm_end"][0])
-    optimizer_start = max(backward_end, comm_end)
-    start = r["start"][0, :nb]
-    bucket_ready = r["ready"][0, :nb]
-    layers = np.arange(1, backward.size + 1)
-    step_time = forward_ms + optimizer_start + optimizer_ms
-    return Schedule(
-        layer_backward_ms=backward * (1.0 + straggler_pct / 100.0),
+    per_layer = np.asarray(layer_bucket, int)
+    if per_layer.shape != backward.shape:
+        raise ValueError("give one bucket index per layer")
+    tensors = gradient_tensors(backward, grad, straggler_pct=straggler_pct)
+    return build_schedule(
+        tensors,
+        per_layer[tensors.layer - 1],
+        backward_ms=backward,
         layer_grad_mb=grad,
-        layer_backward_start=np.append(ready_layer[1:], 0.0),
-        layer_ready=ready_layer,
-        layer_bucket=assignment.copy(),
-        bucket_layers=tuple(layers[assignment == b][::-1] for b in range(nb)),
-        bucket_size_mb=r["size"][0, :nb],
-        bucket_ready=bucket_ready,
-        bucket_start=start,
-        bucket_end=r["end"][0, :nb],
-        bucket_transfer_ms=r["transfer"][0, :nb],
-        bucket_link_wait=start - bucket_ready,
-        forward_ms=float(forward_ms),
-        optimizer_ms=float(optimizer_ms),
-        backward_end=backward_end,
-        comm_end=comm_end,
-        exposed_tail=float(r["exposed_tail"][0]),
-        optimizer_start=optimizer_start,
-        step_time=step_time,
-        overlap_fraction=float(r["overlap_fraction"][0]),
-        overhead_ms=float(r["overhead"][0]),
-        traffic_ms=float(r["traffic"][0]),
-        total_transfer_ms=float(r["total_transfer"][0]),
-        regime=regime_of_row(r, 0, step_time, setting, best),
+        ranks=ranks,
+        bandwidth=bandwidth,
+        latency_ms=latency_ms,
+        enqueue_ms=enqueue_ms,
+        straggler_pct=straggler_pct,
+        forward_ms=forward_ms,
+        optimizer_ms=optimizer_ms,
     )

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bucketing import assign_by_cap, assign_by_count
 from .config import BucketConfig
+from .link import evaluate
 from .regimes import KINDS, SUGGESTIONS, regime_codes, suggestion_codes
-from .schedule import evaluate
+from .tensors import MB_PER_MIB, GradientTensors
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,15 +72,14 @@ def best_index(step: np.ndarray) -> int:
 
 def _sweep(
     config: BucketConfig,
+    tensors: GradientTensors,
     setting: np.ndarray,
     assignment: np.ndarray,
     best: tuple[float, float] | None = None,
 ) -> SweepResult:
     """Evaluate every row; ``best`` is the knob's best (setting, step) when it is
     not among these rows (a sweep over chosen caps)."""
-    r = evaluate(
-        config.backward_profile(), config.size_profile(), assignment, **config.link_settings()
-    )
+    r = evaluate(tensors, assignment, **config.link_settings())
     optimizer_start = np.maximum(r["backward_end"], r["comm_end"])
     step = config.forward_ms + optimizer_start + config.optimizer_ms
     best_i = best_index(step)
@@ -97,12 +96,15 @@ def _sweep(
         suggestion,
     )
     n_buckets = r["n_buckets"]
-    last_layers = (assignment == (n_buckets - 1)[:, None]).sum(axis=1)
+    in_last = assignment == (n_buckets - 1)[:, None]
+    has_layer = np.zeros((m, tensors.n_layers + 1), bool)
+    rows = np.broadcast_to(np.arange(m)[:, None], in_last.shape)
+    np.logical_or.at(has_layer, (rows, np.broadcast_to(tensors.layer, in_last.shape)), in_last)
     return SweepResult(
         setting=setting,
         assignment=assignment,
         n_buckets=n_buckets,
-        last_bucket_layers=last_layers,
+        last_bucket_layers=has_layer.sum(axis=1),
         last_bucket_mb=np.take_along_axis(r["size"], (n_buckets - 1)[:, None], axis=1)[:, 0],
         comm_end=r["comm_end"],
         exposed_tail=r["exposed_tail"],
@@ -116,40 +118,41 @@ def _sweep(
 
 
 def sweep_layers_per_bucket(config: BucketConfig) -> SweepResult:
-    """Every layers-per-bucket value from 1 to the number of layers, in one pass."""
+    """Every layers-per-bucket value from 1 to the number of layers, in one pass
+    (with the configuration's iteration, find_unused_parameters and registration)."""
+    tensors = config.tensors()
     per_bucket = np.arange(1, config.n_layers + 1)
-    return _sweep(config, per_bucket, assign_by_count(config.n_layers, per_bucket))
+    return _sweep(config, tensors, per_bucket, config.count_assignments(per_bucket, tensors))
 
 
 def default_caps(sizes_mb: np.typing.ArrayLike, num: int = 40) -> np.ndarray:
-    """Byte caps from the smallest layer to the whole model, evenly spaced in log."""
+    """Byte caps in MiB from the smallest layer to the whole model, evenly spaced in log."""
     sizes = np.asarray(sizes_mb, float)
-    return np.geomspace(sizes.min(), sizes.sum(), num)
+    return np.geomspace(sizes.min(), sizes.sum(), num) / MB_PER_MIB
 
 
 def sweep_byte_caps(
-    config: BucketConfig, caps_mb: np.typing.ArrayLike | None = None
+    config: BucketConfig, caps_mib: np.typing.ArrayLike | None = None
 ) -> SweepResult:
-    """Each DDP byte cap in ``caps_mb`` (default: ``default_caps``), in one pass.
+    """Each DDP byte cap in ``caps_mib`` (default: ``default_caps``), in one pass.
 
+    Each cap is a cap the user sets, so it applies to the first bucket too.
     Suggestions compare each cap with the best of ``default_caps`` and itself,
     as ``BucketConfig.schedule()`` does, whatever caps are asked for.
     """
-    sizes = config.size_profile()
-    standard = default_caps(sizes)
-    caps = standard if caps_mb is None else np.sort(np.atleast_1d(np.asarray(caps_mb, float)))
+    tensors = config.tensors()
+    standard = default_caps(config.size_profile())
+    given = caps_mib is not None
+    caps = np.sort(np.atleast_1d(np.asarray(caps_mib, float))) if given else standard
     best = None
-    if caps_mb is not None:
-        ref = _sweep(config, standard, np.atleast_2d(assign_by_cap(sizes, standard)))
+    if given:
+        ref = _sweep(config, tensors, standard, config.cap_assignments(standard, tensors))
         best = (ref.best_setting, ref.best_step)
-    return _sweep(config, caps, np.atleast_2d(assign_by_cap(sizes, caps)), best)
+    return _sweep(config, tensors, caps, config.cap_assignments(caps, tensors), best)
 
 
 def knob_best(config: BucketConfig) -> tuple[float, float]:
     """(setting, step) of the best value of the knob in force: layers per bucket, or
-    the best of ``default_caps`` when a byte cap is set."""
-    if config.bucket_cap_mb is None:
-        sw = sweep_layers_per_bucket(config)
-    else:
-        sw = sweep_byte_caps(config)
+    the best of ``default_caps`` when buckets are cut by a byte cap."""
+    sw = sweep_byte_caps(config) if config.uses_byte_cap() else sweep_layers_per_bucket(config)
     return sw.best_setting, sw.best_step
