@@ -49,6 +49,13 @@ BUCKET_CONTROLS = {
     "Forward time": "forward_ms",
     "Optimizer time": "optimizer_ms",
 }
+RANKS_CONTROLS = {
+    "Drawn ranks": "drawn_ranks",
+    "Layers per bucket": "layers_per_bucket",
+    "Host enqueue cost": "enqueue_ms",
+    "Contention factor": "contention",
+    "Slowdown": "slowdown_pct",
+}
 QUEUE_CONTROLS = {"Arrival rate": "arrival", "Service rate": "service", "Initial items": "initial"}
 #: Names every widget has once: on a page with several widgets, the n-th one is the n-th widget's.
 SHARED_NAMES = {"Elapsed time", "Reset", "Play", "Step", "Link to these settings"}
@@ -194,7 +201,25 @@ class LessonWidget:
         return self.ordinal if name in SHARED_NAMES else self.kind_ordinal
 
 
+def ranks_readouts(settings: dict) -> dict[str, str]:
+    """What each visible readout of the ranks view starts with for these settings."""
+    from widgets import ranks_text
+    from widgets.model.ranks_view import RanksConfig
+
+    r = RanksConfig(**settings).result()
+    if r.schedule is None:
+        values = ranks_text.disagreement_values(r.disagreement)
+    else:
+        values = ranks_text.readout_values(r)
+    return {label: value for label, value, _ in values.values()}
+
+
 def _initial_settings(block: WidgetBlock) -> dict:
+    if block.widget == "ranks":
+        from widgets.model.ranks_view import SCENARIO_SETTINGS
+
+        scenario = block.settings.get("scenario", "One slow rank")
+        return {**SCENARIO_SETTINGS[scenario], **block.settings}
     if block.widget == "bucket-timeline":
         settings = dict(block.settings)
         preset = settings.pop("preset", "Overlap works")
@@ -208,6 +233,8 @@ def _check_widget(page: Page, w: LessonWidget, context: str, at_start: bool = Tr
     """Fields and readouts of one widget on a lesson page match the settings tracked for it."""
     if w.kind == "bucket-timeline":
         controls, expected = BUCKET_CONTROLS, bucket_readouts(w.settings)
+    elif w.kind == "ranks":
+        controls, expected = RANKS_CONTROLS, ranks_readouts(w.settings)
     else:
         controls, expected = QUEUE_CONTROLS, queue_readouts(w.settings, at_start)
     for name, value in expected.items():
@@ -223,6 +250,16 @@ def _check_widget(page: Page, w: LessonWidget, context: str, at_start: bool = Tr
 
 def _edit(page: Page, w: LessonWidget, context: str) -> None:
     """A learner's edit in the widget; its readouts must follow."""
+    if w.kind == "ranks":
+        names = list(ranks_readouts(w.settings))
+        before = [readout(page, n).nth(w.nth(n)).inner_text() for n in names]
+        k = 3 if w.settings["layers_per_bucket"] == 2 else 2
+        enter(page, "Layers per bucket", str(k), nth=w.nth("Layers per bucket"))
+        w.settings = {**w.settings, "layers_per_bucket": k}
+        _check_widget(page, w, f"after editing Layers per bucket, {context}")
+        after = [readout(page, n).nth(w.nth(n)).inner_text() for n in names]
+        assert before != after, f"no readout changed ({before}), {context}"
+        return
     if w.kind == "bucket-timeline":
         before = readout(page, "Step time").nth(w.nth("Step time")).inner_text()
         forward = 9.0 if w.settings["forward_ms"] == 7.0 else 7.0
@@ -245,7 +282,13 @@ def _edit(page: Page, w: LessonWidget, context: str) -> None:
 
 def _apply_experiment(w: LessonWidget, block: Experiment) -> None:
     settings = dict(block.settings)
-    if w.kind == "bucket-timeline":
+    if w.kind == "ranks":
+        from widgets.model.ranks_view import SCENARIO_SETTINGS
+
+        scenario = settings.get("scenario")
+        base = dict(SCENARIO_SETTINGS[scenario]) if scenario else dict(w.settings)
+        w.settings = {**base, **settings}
+    elif w.kind == "bucket-timeline":
         preset = settings.pop("preset", None)
         base = dict(PRESETS[preset]) if preset else dict(w.settings)
         w.settings = {**base, **settings}
