@@ -58,7 +58,7 @@ class Widget(pn.viewable.Viewer):
         self.clock = self.make_clock()
         self.playhead = Playhead(self.clock)
         self.time_control = TimeControl(
-            self.clock, on_change=self.refresh, on_reset=self.reset_model
+            self.clock, on_change=self.refresh, on_reset=self.reset_model, on_time=self.refresh_time
         )
         self.readout_sheet = theme.readout_stylesheet()
         self.fields = {
@@ -151,6 +151,17 @@ class Widget(pn.viewable.Viewer):
         # must then be edited through unlocked() so the changes are sent.
         with pn.io.unlocked():
             self.update()
+            self.description.object = self._description_html(self.describe())
+            self.time_control.sync()
+            self.playhead.push()
+
+    def refresh_time(self) -> None:
+        """After Play, Pause or Step: only the time moved, so re-anchor and re-describe.
+
+        The model's result does not depend on the clock, so its sources are not
+        sent again; the browser redraws the reveal from the new anchor.
+        """
+        with pn.io.unlocked():
             self.description.object = self._description_html(self.describe())
             self.time_control.sync()
             self.playhead.push()

@@ -143,16 +143,6 @@ class RanksView(Widget):
     # -- drawing -------------------------------------------------------------------
 
     def update(self) -> None:
-        # Play, Pause, Step and Reset change only the clock: keep what is drawn, so
-        # the server answers them with the anchor alone (nothing to redraw).
-        key = repr(sorted(self.settings_values().items()))
-        if key == getattr(self, "_drawn", None):
-            r = self.result
-            self._set_clock(
-                1.0 if r.schedule is None else r.schedule.optimizer_start + r.optimizer_ms
-            )
-            return
-        self._drawn = key
         r = self.result = self.settings.result()
         desc = SCENARIO_DESCRIPTIONS[r.scenario]
         self.scenario_note.object = f'<div class="ol-hint">{html.escape(desc)}</div>'
