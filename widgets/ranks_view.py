@@ -163,7 +163,7 @@ class RanksView(Widget):
     def _draw_timeline(self, r: RanksResult) -> None:
         s = r.schedule
         horizon = s.optimizer_start + r.optimizer_ms
-        self._set_clock(horizon)
+        self.fit_clock(horizon, PLAY_SECONDS)
         set_lanes(self.figure, s.n_ranks)
         self.figure.title.text = "One training step on every drawn rank"
         self.bars.data = bar_columns(r)
@@ -180,7 +180,7 @@ class RanksView(Widget):
 
     def _draw_disagreement(self, r: RanksResult) -> None:
         # The figure stays (the page keeps its shape), empty, and says why.
-        self._set_clock(1.0)
+        self.fit_clock(1.0, PLAY_SECONDS)
         shown = len(r.disagreement.sequences)
         set_lanes(self.figure, shown)
         self.empty_note.y = shown / 2
@@ -193,16 +193,6 @@ class RanksView(Widget):
         for key, (label, value, note) in ranks_text.disagreement_values(r.disagreement).items():
             self.readouts[key].text = readout_html(label, value, self._ids[key], note=note)
         self.sequences.object = ranks_text.disagreement_html(r, self._panel_id)
-
-    def _set_clock(self, horizon: float) -> None:
-        self.clock.reanchor()
-        with param.parameterized.batch_call_watchers(self.clock):
-            self.clock.param.update(
-                horizon=horizon,
-                speed=horizon / PLAY_SECONDS,
-                step_size=_nice_step(horizon / 16),
-                elapsed=min(self.clock.elapsed, horizon),
-            )
 
     def _sweep(self) -> None:
         sw = self.sweep = sweep_layers_per_bucket(self.settings)
@@ -293,11 +283,3 @@ class RanksView(Widget):
             self.chart_panel(self.key),
             self.sweep_pane,
         ]
-
-
-def _nice_step(x: float) -> float:
-    """The 1-2-5 number nearest below ``x`` (0.5 ms, 1 ms, 2 ms...)."""
-    exp = np.floor(np.log10(x))
-    base = x / 10**exp
-    nice = 5 if base >= 5 else 2 if base >= 2 else 1
-    return float(nice * 10**exp)

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
+from . import step_settings
 from .buckets import BucketConfig, assign_by_count, ring_allreduce_ms
 from .ranks import RankSchedule, rank_schedule
 from .settings import setting
@@ -88,42 +89,13 @@ class RanksConfig(param.Parameterized):
         doc="Number of layers; backward runs from the last to the first.",
         metadata=setting("layers"),
     )
-    layers_per_bucket = param.Integer(
-        default=3,
-        bounds=(1, MAX_LAYERS),
-        label="Layers per bucket",
-        doc="Whole layers per bucket, taken from the last layer backwards; "
-        "the bucket holding layer 1 may be smaller.",
-        metadata=setting("layers"),
+    layers_per_bucket = step_settings.layers_per_bucket(MAX_LAYERS)
+    backward_ms = step_settings.backward_ms(
+        1.8, doc="Time one layer's backward takes on a rank that is not slowed, in ms."
     )
-    backward_ms = param.Number(
-        default=1.8,
-        bounds=(0.01, 1000.0),
-        label="Backward time per layer",
-        doc="Time one layer's backward takes on a rank that is not slowed, in ms.",
-        metadata=setting("ms"),
-    )
-    grad_mb = param.Number(
-        default=25.0,
-        bounds=(0.001, 100000.0),
-        label="Gradient size per layer",
-        doc="Size of one layer's gradients, in MB.",
-        metadata=setting("MB"),
-    )
-    bandwidth = param.Number(
-        default=25.0,
-        bounds=(0.01, 10000.0),
-        label="Link bandwidth",
-        doc="Bandwidth of each rank's link, in GB/s (1 GB = 1000 MB).",
-        metadata=setting("GB/s"),
-    )
-    latency_ms = param.Number(
-        default=0.05,
-        bounds=(0.0, 100.0),
-        label="Latency per ring step",
-        doc="Fixed cost of each of the 2(p-1) steps of a ring all-reduce, in ms.",
-        metadata=setting("ms"),
-    )
+    grad_mb = step_settings.grad_mb()
+    bandwidth = step_settings.bandwidth()
+    latency_ms = step_settings.latency_ms()
     enqueue_ms = param.Number(
         default=0.05,
         bounds=(0.0, 100.0),
@@ -162,20 +134,10 @@ class RanksConfig(param.Parameterized):
         doc="Seed of the random jitter: the same seed gives the same step.",
         metadata=setting(""),
     )
-    forward_ms = param.Number(
-        default=12.0,
-        bounds=(0.0, 100000.0),
-        label="Forward time",
-        doc="Forward pass time before backward starts, in ms.",
-        metadata=setting("ms"),
-    )
-    optimizer_ms = param.Number(
-        default=2.0,
-        bounds=(0.0, 100000.0),
-        label="Optimizer time",
+    forward_ms = step_settings.forward_ms()
+    optimizer_ms = step_settings.optimizer_ms(
         doc="Optimizer step time, which starts once every rank's backward and every "
-        "collective have ended, in ms.",
-        metadata=setting("ms"),
+        "collective have ended, in ms."
     )
     scenario = param.Selector(
         default=ONE_SLOW,
