@@ -339,8 +339,8 @@ __all__ = [
     "TraceViewResult",
     "WhatIf",
     "machine_summary",
-    "shipped_traces",
     "shares_cores",
+    "shipped_traces",
     "trace_view",
     "what_if",
 ]
