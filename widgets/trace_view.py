@@ -49,6 +49,14 @@ NAMES = {
     "step_ms": "Step",
 }
 SIGNED_PCT = Quantity("%", digits=1)
+TABLE_CSS = f"""
+.ol-table {{ border-collapse: collapse; margin: 4px 0 8px; font: 14px/1.4 {theme.FONT}; }}
+.ol-table th, .ol-table td {{ border: 1px solid {theme.BORDER}; padding: 3px 8px;
+  text-align: left; color: {theme.INK}; }}
+.ol-table thead th {{ background: {theme.PAGE_BACKGROUND}; }}
+.ol-machine {{ border-left: 4px solid {theme.ORANGE}; padding: 2px 10px; }}
+.ol-machine p {{ margin: 4px 0; font: 14px/1.45 {theme.FONT}; color: {theme.INK}; }}
+"""
 R2 = Quantity("", digits=2)
 
 
@@ -91,7 +99,7 @@ class TraceView(Widget):
         self.what_if_row = layout.readout_row(
             [self.readouts[f"{q}:what_if"] for q in QUANTITIES], basis=170
         )
-        css = [theme.PAGE_CSS]
+        css = [theme.PAGE_CSS, TABLE_CSS]
         self.source_note = pn.pane.HTML("", margin=(0, 10, 4, 10), stylesheets=css)
         self.upload = pn.widgets.FileInput(
             accept=".json",
