@@ -367,6 +367,7 @@ class TraceView(Widget):
         ms = MILLISECONDS
         p = r.prediction.quantities
         m = r.measured
+        w = r.what_if
         return (
             f"{r.trace.name}, {r.iteration_label}: {r.n_ranks} ranks, {r.trace.layout}. "
             f"Measured: backward returns at {ms(m['backward_return_ms'])}, the last "
@@ -376,7 +377,14 @@ class TraceView(Widget):
             f"{ms(p['exposed_tail_ms'])} and {ms(p['step_ms'])}. Readiness of buckets 0 to "
             f"{r.n_buckets - 1} is defined by rank "
             f"{', '.join(str(int(x)) for x in r.defining_rank)}. "
-            f"Playhead at {ms(self.clock.elapsed)}."
+            f"What if: at a {w.cap_mb:g} MiB cap ({w.layout}) the model predicts a step of "
+            f"{ms(w.predicted['step_ms'])}"
+            + (
+                f", measured {ms(w.measured['step_ms'])} in {w.measured_name}. "
+                if w.measured is not None
+                else " (no trace of that layout recorded). "
+            )
+            + f"Playhead at {ms(self.clock.elapsed)}."
         )
 
     def export_readouts(self) -> list[tuple[str, str]]:
