@@ -15,14 +15,16 @@ one also covers the title and summary). It is not shown on the page::
 Settings lines (``key: value``, before the entries) say which configuration
 the numbers come from. They start from the state of the widget above as the
 lesson's experiments leave it (every experiment above applied in order, a
-``preset`` first resetting the rest, as its button does), and are applied on
-top like an experiment. ``widget: NAME`` starts instead from a fresh widget at
-its defaults, for numbers stated before that widget appears. Besides the URL
+``preset`` or a ranks ``scenario`` first resetting the rest, as its button
+does), and are applied on top like an experiment. ``widget: NAME`` starts
+instead from a fresh widget at its defaults, for numbers stated before that
+widget appears. Besides the URL
 keys, any parameter of the widget's model may be set (an input the lesson asks
 the learner to type, such as the queue lab's ``prediction_time``).
 
 Each entry is ``TEXT | EXPRESSION``. TEXT is copied from the lesson and must
-appear there verbatim; the numbers in it, in order, must equal the
+appear there verbatim (it may hold ``|``, as a table row does: the expression
+follows the last one); the numbers in it, in order, must equal the
 expression's values (one value, or several separated by commas) rounded to
 the decimals TEXT prints them with. An expression giving text (a regime's
 name) must equal TEXT. ``not from the model: reason`` marks text whose numbers
@@ -31,7 +33,7 @@ required. Every number in the checked text must lie inside some entry's TEXT,
 so a number added to a lesson without an entry fails the check.
 
 Expressions are arithmetic, indexing, attribute access and calls over these
-names (no other Python):
+names (no other Python; ``lessons.models`` computes them):
 
 - bucket timeline: every field of ``Schedule`` (``step_time``,
   ``exposed_tail``, ``bucket_ready``, ...) and ``n_buckets``, ``n_layers``;
@@ -42,8 +44,21 @@ names (no other Python):
   ``DDP_FIRST_BUCKET_MIB``, ``MB_PER_MIB``, ``LATENCY_SHARE``;
 - queue lab: ``arrival``, ``service``, ``initial``, ``prediction_time``,
   ``segment_start`` (0 after a Reset), ``net_rate``, ``drain_time``, ``trend`` and ``length_at(t)``;
-- both: ``at(key=value, ...)``, the same names for the block's configuration
-  with these settings applied (``at(layers_per_bucket=3).step_time``), and
+- ranks: each ``RanksConfig`` setting by name and ``config``; ``result``
+  (the ``RanksResult``) and each of its fields (``transfer_ms``,
+  ``bucket_size_mb``, ``ring_ranks``, ...), ``n_buckets``, ``step_time``,
+  ``skipped_layer``. With a timeline (every scenario but *Ranks disagree*):
+  ``schedule`` (the ``RankSchedule``) and each of its fields (``bucket_launch``,
+  ``bucket_end``, ``backward_end``, ``idle_ms``, ``optimizer_start``, ...),
+  ``n_ranks``, ``exposed_tail``, ``overlap_fraction``, ``last_backward_end``,
+  ``bucket_link_wait``, ``bucket_duration_ms``, ``slowdown_ms``;
+  ``fastest_rank``, ``fastest_idle_ms``, ``defining_ranks``, ``global_ready``,
+  ``tied``, ``issue_to_completion(rank)``; ``sweep`` (the ``RanksSweep`` over
+  layers per bucket, as the page's chart shows it). When ranks disagree:
+  ``disagreement`` (the ``Disagreement``), ``matched``, ``waiting_ranks``,
+  ``mismatch_index``, ``skipping_rank``;
+- every widget: ``at(key=value, ...)``, the same names for the block's
+  configuration with these settings applied (``at(layers_per_bucket=3).step_time``), and
   ``min``, ``max``, ``abs``, ``len``, ``sum``, ``round``, ``ceil`` and
   ``same(...)``, the one value all its arguments equal (an error if they differ).
 """
@@ -54,13 +69,11 @@ import ast
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
-from widgets.model import buckets
-from widgets.model.fluid_queue import FluidQueue, Segment
-
+from . import models
 from .parser import (
     Block,
     Experiment,
@@ -136,49 +149,24 @@ class NumbersError(ValueError):
 # --- the configuration each numbers block reads -----------------------------------
 
 
-def apply_settings(widget: str, state: dict[str, object], settings: dict) -> dict[str, object]:
-    """``state`` after loading ``settings`` as an experiment button does.
-
-    Bucket timeline: a ``preset`` replaces every setting first; a uniform backward
-    time or gradient size drops the preset's per-layer profile, as typing one does.
-    """
-    settings = dict(settings)
-    if widget != "bucket-timeline":
-        return {**state, **settings}
-    preset = settings.pop("preset", None)
-    out = dict(buckets.PRESETS[preset]) if preset is not None else dict(state)
-    if "backward_ms" in settings:
-        out["layer_backward_ms"] = None
-    if "grad_mb" in settings:
-        out["layer_grad_mb"] = None
-    return {**out, **settings}
-
-
-def start_state(block: WidgetBlock) -> dict[str, object]:
-    """The model settings a widget directive starts from."""
-    if block.widget == "bucket-timeline":
-        settings = dict(block.settings)
-        preset = settings.pop("preset", "Overlap works")
-        return apply_settings(block.widget, {}, {"preset": preset, **settings})
-    return dict(block.settings)
-
-
 def block_states(lesson: Lesson) -> dict[int, tuple[str, dict[str, object]]]:
     """For each numbers block (by index): its widget and the settings its numbers come from."""
     states: dict[int, dict[str, object]] = {}
     out: dict[int, tuple[str, dict[str, object]]] = {}
     for index, block in enumerate(lesson.blocks):
         if isinstance(block, WidgetBlock):
-            states[index] = start_state(block)
+            states[index] = models.start_state(block.widget, block.settings)
         elif isinstance(block, Experiment):
             widget = lesson.blocks[block.target].widget
-            states[block.target] = apply_settings(widget, states[block.target], block.settings)
+            states[block.target] = models.apply_settings(
+                widget, states[block.target], block.settings
+            )
         elif isinstance(block, Numbers):
             if block.target is None:
-                base = start_state(WidgetBlock(block.widget, {}, block.line))
+                base = models.start_state(block.widget, {})
             else:
                 base = states[block.target]
-            out[index] = (block.widget, apply_settings(block.widget, base, block.settings))
+            out[index] = (block.widget, models.apply_settings(block.widget, base, block.settings))
     return out
 
 
@@ -198,16 +186,14 @@ class Readings:
         if self._names is None:
             self._names = {
                 **FUNCTIONS,
-                **(_bucket_names if self.widget == "bucket-timeline" else _queue_names)(
-                    self.settings
-                ),
+                **models.names(self.widget, self.settings),
                 "at": self.at,
             }
         return self._names
 
     def at(self, **settings) -> Readings:
         """The same names for this configuration with ``settings`` applied."""
-        return Readings(self.widget, apply_settings(self.widget, self.settings, settings))
+        return Readings(self.widget, models.apply_settings(self.widget, self.settings, settings))
 
     def __getattr__(self, name: str) -> object:
         if name.startswith("_"):
@@ -216,48 +202,6 @@ class Readings:
             return self.names()[name]
         except KeyError:
             raise AttributeError(f"no number called “{name}”") from None
-
-
-def _bucket_names(settings: dict[str, object]) -> dict[str, object]:
-    config = buckets.BucketConfig(**settings)
-    schedule = config.schedule()
-    sweep = (
-        buckets.sweep_byte_caps(config)
-        if config.uses_byte_cap()
-        else buckets.sweep_layers_per_bucket(config)
-    )
-    arrival, service = buckets.average_rates(config)
-    values = {name: getattr(config, name) for name in config.param if name != "name"}
-    values.update({f.name: getattr(schedule, f.name) for f in fields(schedule)})
-    values.update(
-        n_buckets=schedule.n_buckets,
-        n_layers=schedule.n_layers,
-        config=config,
-        sweep=sweep,
-        arrival_rate=arrival,
-        service_rate=service,
-        DDP_DEFAULT_CAP_MIB=buckets.DDP_DEFAULT_CAP_MIB,
-        DDP_FIRST_BUCKET_MIB=buckets.DDP_FIRST_BUCKET_MIB,
-        MB_PER_MIB=buckets.MB_PER_MIB,
-        LATENCY_SHARE=buckets.LATENCY_SHARE,
-    )
-    return values
-
-
-def _queue_names(settings: dict[str, object]) -> dict[str, object]:
-    queue = FluidQueue(**settings)
-    segment = Segment(0.0, queue.initial, queue.arrival, queue.service)
-    return {
-        "arrival": queue.arrival,
-        "service": queue.service,
-        "initial": queue.initial,
-        "prediction_time": queue.prediction_time,
-        "segment_start": segment.start,
-        "net_rate": segment.net_rate,
-        "drain_time": segment.drain_time,
-        "trend": segment.trend,
-        "length_at": lambda t: float(queue.length_at(t)),
-    }
 
 
 def evaluate(expression: str, readings: Readings) -> object:

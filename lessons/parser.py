@@ -242,7 +242,8 @@ def _numbers(body: list[str], start: int, path, blocks: list[Block], last_widget
         if not text or text.startswith("#"):
             continue
         if "|" in text:
-            shown, expression = (part.strip() for part in text.split("|", 1))
+            # The expression follows the last "|", so TEXT may be a table row.
+            shown, expression = (part.strip() for part in text.rsplit("|", 1))
             if not shown or not expression:
                 raise _fail(path, line, "write “TEXT | EXPRESSION”, both parts filled")
             if expression.startswith(NOT_FROM_MODEL):

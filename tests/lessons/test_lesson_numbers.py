@@ -9,10 +9,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lessons import LessonError, Numbers, load_lessons, parse_lesson
+from lessons import (
+    Experiment,
+    Lesson,
+    LessonError,
+    Numbers,
+    Prose,
+    WidgetBlock,
+    load_lessons,
+    models,
+    parse_lesson,
+)
 from lessons.check import main as check_main
 from lessons.numbers import as_printed, check_lesson, count_checked, printed_numbers
+from widgets import ranks_text
 from widgets.model.buckets import PRESETS, BucketConfig, sweep_layers_per_bucket
+from widgets.model.ranks_view import RanksConfig
 
 LESSONS = load_lessons()
 
@@ -226,3 +238,118 @@ def test_the_readme_example_lesson_passes_the_check() -> None:
     lesson = parse_lesson(example, "readme-example")
     assert any(isinstance(b, Numbers) for b in lesson.blocks)
     assert check_lesson(lesson) == []
+
+
+# --- the ranks widget -------------------------------------------------------------------
+
+RANKS = """---
+title: A ranks lesson
+summary: One sentence.
+---
+```widget ranks
+scenario: One slow rank
+enqueue_ms: 0
+```
+
+Rank 0 defines every bucket, and the on-time ranks wait 16.75 ms.
+
+| Readout | Value |
+| --- | --- |
+| Step time | 52.35 ms |
+
+```numbers
+Rank 0 defines every bucket | same(defining_ranks)
+wait 16.75 ms | same(idle_ms[1:])
+| Step time | 52.35 ms | step_time
+```
+
+```experiment
+label: The scenario again
+scenario: One slow rank
+```
+
+Its button resets the enqueue cost: the wait is now 16.80 ms.
+
+```numbers
+16.80 ms | fastest_idle_ms
+```
+
+```experiment
+label: Disagree
+scenario: Ranks disagree
+```
+
+Rank 1 skips layer 7, and 1 collective gets through.
+
+```numbers
+Rank 1 skips layer 7 | skipping_rank, skipped_layer
+1 collective | matched
+```
+"""
+
+
+def test_the_ranks_numbers_come_from_its_model() -> None:
+    assert problems(RANKS) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("wait 16.75 ms", "wait 16.70 ms", "states 16.70, but “same(idle_ms[1:])” is 16.75"),
+        # A scenario resets every setting, as its button does.
+        ("16.80 ms", "16.75 ms", "states 16.75, but “fastest_idle_ms” is 16.80"),
+        ("| 52.35 ms | step_time", "| 52.35 ms | exposed_tail", "is 5.95"),
+        # Without a timeline there is no schedule to read.
+        ("| matched", "| fastest_idle_ms", "no number called “fastest_idle_ms”"),
+        ("| matched", "| step_time", "not a finite number"),
+    ],
+)
+def test_a_wrong_ranks_entry_is_reported(old: str, new: str, words: str) -> None:
+    found = problems(RANKS.replace(old, new))
+    assert any(words in p for p in found), found
+
+
+def readout_table_mismatches(lesson: Lesson) -> tuple[int, list[str]]:
+    """(rows checked, mismatches) of every ``| Readout | Value |`` row in a ranks lesson
+    against the readouts the view shows for the settings in force there."""
+    state: dict[str, object] = {}
+    rows, wrong = 0, []
+    for block in lesson.blocks:
+        if isinstance(block, WidgetBlock):
+            state = models.start_state(block.widget, block.settings)
+        elif isinstance(block, Experiment):
+            state = models.apply_settings("ranks", state, block.settings)
+        elif isinstance(block, Prose):
+            result = RanksConfig(**state).result()
+            values = (
+                ranks_text.readout_values(result)
+                if result.schedule is not None
+                else ranks_text.disagreement_values(result.disagreement)
+            )
+            shown = {label: value for label, value, _ in values.values()}
+            for line in block.text.splitlines():
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if not line.startswith("|") or cells[0] in ("Readout", "---"):
+                    continue
+                rows += 1
+                if shown.get(cells[0]) != cells[1]:
+                    wrong.append(f"{cells[0]}: {cells[1]}, the view shows {shown.get(cells[0])}")
+    return rows, wrong
+
+
+def test_every_readout_table_in_the_ranks_lesson_is_what_the_view_shows() -> None:
+    """A table row names a readout: its value must be that readout's, not only the model's."""
+    lesson = LESSONS["which-rank-which-event"]
+    assert [w.widget for w in lesson.widgets] == ["ranks"]
+    rows, wrong = readout_table_mismatches(lesson)
+    assert rows >= 20
+    assert wrong == []
+
+
+def test_a_readout_table_row_that_is_not_the_view_is_reported() -> None:
+    text = (Path(__file__).parents[2] / "lessons" / "which-rank-which-event.md").read_text()
+    swapped = text.replace(
+        "| Exposed tail | 4.25 ms |", "| Idle time of the fastest rank | 4.25 ms |"
+    )
+    _, wrong = readout_table_mismatches(parse_lesson(swapped, "swapped"))
+    assert wrong == ["Idle time of the fastest rank: 4.25 ms, the view shows 16.25 ms"]
