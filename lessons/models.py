@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import numpy as np
+
 from widgets.model import buckets
 from widgets.model.fluid_queue import FluidQueue, Segment
 from widgets.model.ranks_view import SCENARIO_SETTINGS, RanksConfig, sweep_layers_per_bucket
@@ -166,6 +168,9 @@ def _trace_names(settings: dict[str, object]) -> dict[str, object]:
         defining_rank=result.defining_rank,
         defining_counts=result.defining_counts,
         late_rank=result.late_rank,
+        late_counts=np.bincount(m.late_rank, minlength=result.n_ranks),
+        late_defines=(m.bucket_defining_rank == m.late_rank[:, None]).sum(axis=0),
+        start_skew=-m.backward_start.min(axis=1),
         n_buckets=result.n_buckets,
         n_ranks=result.n_ranks,
         n_iterations=result.trace.n_iterations,

@@ -65,7 +65,9 @@ names (no other Python; ``lessons.models`` computes them):
   one); ``compute_end`` and ``predicted_compute_end``; ``fit`` (the ``Fit``)
   and ``backward_total``; ``what_if`` (the ``WhatIf``: ``predicted``,
   ``measured``, ``layout``...); ``defining_rank``, ``defining_counts``,
-  ``late_rank``, ``n_buckets``, ``n_ranks``, ``n_iterations``,
+  ``late_rank``, ``late_counts`` (iterations in which each rank started backward
+  last), ``late_defines`` (per bucket, iterations in which that rank issued it
+  last), ``start_skew`` (per iteration), ``n_buckets``, ``n_ranks``, ``n_iterations``,
   ``other_load`` and ``metadata`` of the trace shown;
 - every widget: ``at(key=value, ...)``, the same names for the block's
   configuration with these settings applied (``at(layers_per_bucket=3).step_time``), and
