@@ -37,7 +37,7 @@ OPTIMIZER_FILL = "#bbbbbb"
 KEY = theme.key_html(
     [
         ("■", theme.BLUE, "Measured: layers (upper row) and all-reduces (lower row), by bucket"),
-        ("▨", theme.MUTED, "Measured optimizer (grey)"),
+        ("■", OPTIMIZER_FILL, "Measured optimizer (grey)"),
         ("┅", theme.INK, "Model's prediction: dashed outline, no fill"),
         ("▲", theme.INK, "Bucket ready on this rank"),
         ("◯", theme.INK, "Ring: the rank that issued the bucket last (defined its readiness)"),
@@ -70,7 +70,7 @@ def timeline_figure(
         min_width=280,
         x_range=Range1d(0, 1),
         y_range=Range1d(0.45, 2.55),
-        x_axis_label="Time from the start of backward on the rank that started last (ms)",
+        x_axis_label="ms from the last rank's backward start",
         title="Measured iteration, with the model's prediction over it",
     )
     theme.style_figure(fig)

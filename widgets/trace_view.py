@@ -191,9 +191,7 @@ class TraceView(Widget):
         r = self.result = self.settings.result(uploaded=self.uploaded)
         self._set_clock(r.end_ms)
         set_lanes(self.figure, r.n_ranks)
-        self.figure.title.text = (
-            f"{r.trace.name}, {r.iteration_label}: measured (filled) and model (dashed)"
-        )
+        self.figure.title.text = f"{r.iteration_label.capitalize()}: measured and model"
         self.measured_source.data = measured_columns(r)
         self.model_source.data = model_columns(r)
         self.marks.data = mark_columns(r)

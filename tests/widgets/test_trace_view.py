@@ -42,7 +42,7 @@ def test_a_good_upload_is_shown_and_the_selector_brings_a_shipped_trace_back(vie
     assert view.result.trace.name == "mine.json"
     assert view.result.trace.n_buckets == 1
     assert 'role="status"' in view.upload_message.object
-    assert "mine.json" in view.figure.title.text
+    assert "mine.json" in view.source_note.object
     # An upload is fitted on every shipped trace.
     assert set(view.result.fit.sources) == set(shipped_traces())
     view.settings.trace = "mixed-5-5-2.json"
