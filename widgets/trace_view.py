@@ -248,7 +248,8 @@ class TraceView(Widget):
     def _source_text(self, r: TraceViewResult) -> str:
         if self.uploaded is not None:
             return f"Showing your upload {r.trace.name}: {r.trace.layout}."
-        return f"{DESCRIPTIONS.get(r.trace.name, r.trace.layout)}."
+        text = DESCRIPTIONS.get(r.trace.name, r.trace.layout)
+        return f"{text[:1].upper()}{text[1:]}."
 
     @staticmethod
     def _machine_html(r: TraceViewResult) -> str:
@@ -256,7 +257,8 @@ class TraceView(Widget):
         load = r.trace.other_load
         known = load[~np.isnan(load)]
         busy = (
-            f" Other processes kept {known.min():.0%}–{known.max():.0%} of the cores busy "
+            f" Other processes kept {100 * known.min():.0f}–{100 * known.max():.0f} % of the "
+            "cores busy "
             "during these iterations."
             if known.size
             else ""
