@@ -50,6 +50,7 @@ NAMES = {
 }
 SIGNED_PCT = Quantity("%", digits=1)
 TABLE_CSS = f"""
+.ol-scroll {{ max-width: 100%; overflow-x: auto; }}
 .ol-table {{ border-collapse: collapse; margin: 4px 0 8px; font: 14px/1.4 {theme.FONT}; }}
 .ol-table th, .ol-table td {{ border: 1px solid {theme.BORDER}; padding: 3px 8px;
   text-align: left; color: {theme.INK}; }}
@@ -299,11 +300,11 @@ class TraceView(Widget):
             "<h3 class='ol-title'>Which rank defined each bucket's readiness</h3>"
             "<p class='ol-hint'>The rank that issued a bucket's all-reduce last: every other "
             "rank waited for it.</p>"
-            "<table class='ol-table'><thead><tr><th scope='col'>Bucket</th>"
+            "<div class='ol-scroll'><table class='ol-table'><thead><tr><th scope='col'>Bucket</th>"
             "<th scope='col'>Parameters</th><th scope='col'>Issued last, shown iteration</th>"
             "<th scope='col'>Issued last, iterations</th></tr></thead><tbody>"
             + "".join(rows)
-            + "</tbody></table>"
+            + "</tbody></table></div>"
         )
 
     @staticmethod
@@ -346,7 +347,7 @@ class TraceView(Widget):
         return (
             "<h3 class='ol-title'>The fitted model</h3>"
             f"<p class='ol-hint'>The schedule model, {html.escape(source)}.</p>"
-            f"<table class='ol-table'><tbody>{rows}</tbody></table>"
+            f"<div class='ol-scroll'><table class='ol-table'><tbody>{rows}</tbody></table></div>"
         )
 
     @staticmethod
