@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import numpy as np
+
 from widgets.model import buckets
 from widgets.model.fluid_queue import FluidQueue, Segment
 from widgets.model.ranks_view import SCENARIO_SETTINGS, RanksConfig, sweep_layers_per_bucket
+from widgets.model.trace import error_pct, measure, summarize
+from widgets.model.trace_view import TraceViewConfig
 
-BUCKETS, QUEUE, RANKS = "bucket-timeline", "queue-lab", "ranks"
+BUCKETS, QUEUE, RANKS, TRACE = "bucket-timeline", "queue-lab", "ranks", "trace"
 
 
 def apply_settings(widget: str, state: dict[str, object], settings: dict) -> dict[str, object]:
@@ -52,7 +56,8 @@ def start_state(widget: str, settings: dict[str, object]) -> dict[str, object]:
 
 def names(widget: str, settings: dict[str, object]) -> dict[str, object]:
     """The names one state of ``widget`` offers to expressions."""
-    return {BUCKETS: _bucket_names, QUEUE: _queue_names, RANKS: _ranks_names}[widget](settings)
+    table = {BUCKETS: _bucket_names, QUEUE: _queue_names, RANKS: _ranks_names, TRACE: _trace_names}
+    return table[widget](settings)
 
 
 def _bucket_names(settings: dict[str, object]) -> dict[str, object]:
@@ -135,4 +140,41 @@ def _ranks_names(settings: dict[str, object]) -> dict[str, object]:
     # The result's fields last: the buckets as drawn (the step time is the result's).
     values.update({f.name: getattr(result, f.name) for f in fields(result)})
     values.update(n_buckets=result.n_buckets, step_time=result.step_time)
+    return values
+
+
+def _trace_names(settings: dict[str, object]) -> dict[str, object]:
+    config = TraceViewConfig(**settings)
+    result = config.result()
+    m = measure(result.trace)
+    pick = result.iteration
+
+    def shown(values) -> float:
+        return summarize(values).median if pick is None else float(values[pick])
+
+    values = {name: getattr(config, name) for name in config.param if name != "name"}
+    predicted = result.prediction.quantities
+    values.update(
+        config=config,
+        result=result,
+        measured=result.measured,
+        predicted=predicted,
+        error_pct={q: error_pct(predicted[q], result.measured[q]) for q in predicted},
+        compute_end=shown(m.compute_end_ms),
+        predicted_compute_end=result.prediction.compute_end_ms,
+        fit=result.fit,
+        backward_total=float(sum(result.fit.backward_ms)),
+        what_if=result.what_if,
+        defining_rank=result.defining_rank,
+        defining_counts=result.defining_counts,
+        late_rank=result.late_rank,
+        late_counts=np.bincount(m.late_rank, minlength=result.n_ranks),
+        late_defines=(m.bucket_defining_rank == m.late_rank[:, None]).sum(axis=0),
+        start_skew=-m.backward_start.min(axis=1),
+        n_buckets=result.n_buckets,
+        n_ranks=result.n_ranks,
+        n_iterations=result.trace.n_iterations,
+        other_load=result.trace.other_load,
+        metadata=result.trace.metadata,
+    )
     return values

@@ -57,6 +57,18 @@ names (no other Python; ``lessons.models`` computes them):
   layers per bucket, as the page's chart shows it). When ranks disagree:
   ``disagreement`` (the ``Disagreement``), ``matched``, ``waiting_ranks``,
   ``mismatch_index``, ``skipping_rank``;
+- trace: each ``TraceViewConfig`` setting by name (``trace``, ``iteration``,
+  ``what_if_cap_mb``) and ``config``; ``result`` (the ``TraceViewResult``);
+  ``measured``, ``predicted`` and ``error_pct`` (dicts by quantity:
+  ``backward_return_ms``, ``communication_end_ms``, ``exposed_tail_ms``,
+  ``step_ms``; measured is the median iteration's unless ``iteration`` picks
+  one); ``compute_end`` and ``predicted_compute_end``; ``fit`` (the ``Fit``)
+  and ``backward_total``; ``what_if`` (the ``WhatIf``: ``predicted``,
+  ``measured``, ``layout``...); ``defining_rank``, ``defining_counts``,
+  ``late_rank``, ``late_counts`` (iterations in which each rank started backward
+  last), ``late_defines`` (per bucket, iterations in which that rank issued it
+  last), ``start_skew`` (per iteration), ``n_buckets``, ``n_ranks``, ``n_iterations``,
+  ``other_load`` and ``metadata`` of the trace shown;
 - every widget: ``at(key=value, ...)``, the same names for the block's
   configuration with these settings applied (``at(layers_per_bucket=3).step_time``), and
   ``min``, ``max``, ``abs``, ``len``, ``sum``, ``round``, ``ceil`` and

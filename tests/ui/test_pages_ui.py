@@ -56,6 +56,7 @@ RANKS_CONTROLS = {
     "Contention factor": "contention",
     "Slowdown": "slowdown_pct",
 }
+TRACE_CONTROLS = {"Iteration": "iteration", "What-if bucket cap": "what_if_cap_mb"}
 QUEUE_CONTROLS = {"Arrival rate": "arrival", "Service rate": "service", "Initial items": "initial"}
 #: Names every widget has once: on a page with several widgets, the n-th one is the n-th widget's.
 SHARED_NAMES = {"Elapsed time", "Reset", "Play", "Step", "Link to these settings"}
@@ -214,7 +215,23 @@ def ranks_readouts(settings: dict) -> dict[str, str]:
     return {label: value for label, value, _ in values.values()}
 
 
+def trace_readouts(settings: dict) -> dict[str, str]:
+    """What each readout of the trace view starts with for these settings."""
+    from widgets.model.trace_view import TraceViewConfig
+    from widgets.trace_view import TraceView
+
+    values = TraceView.readout_values(TraceViewConfig(**settings).result())
+    return {label: value for label, value, _ in values.values()}
+
+
 def _initial_settings(block: WidgetBlock) -> dict:
+    if block.widget == "trace":
+        from widgets.model.trace_view import TraceViewConfig
+
+        defaults = {
+            k: TraceViewConfig.param[k].default for k in (*TRACE_CONTROLS.values(), "trace")
+        }
+        return {**defaults, **block.settings}
     if block.widget == "ranks":
         from widgets.model.ranks_view import SCENARIO_SETTINGS
 
@@ -235,6 +252,8 @@ def _check_widget(page: Page, w: LessonWidget, context: str, at_start: bool = Tr
         controls, expected = BUCKET_CONTROLS, bucket_readouts(w.settings)
     elif w.kind == "ranks":
         controls, expected = RANKS_CONTROLS, ranks_readouts(w.settings)
+    elif w.kind == "trace":
+        controls, expected = TRACE_CONTROLS, trace_readouts(w.settings)
     else:
         controls, expected = QUEUE_CONTROLS, queue_readouts(w.settings, at_start)
     for name, value in expected.items():
@@ -259,6 +278,16 @@ def _edit(page: Page, w: LessonWidget, context: str) -> None:
         _check_widget(page, w, f"after editing Layers per bucket, {context}")
         after = [readout(page, n).nth(w.nth(n)).inner_text() for n in names]
         assert before != after, f"no readout changed ({before}), {context}"
+        return
+    if w.kind == "trace":
+        name = (
+            "Step, model at 8 MiB" if w.settings["what_if_cap_mb"] != 8 else "Step, model at 4 MiB"
+        )
+        cap = 8.0 if w.settings["what_if_cap_mb"] != 8 else 4.0
+        enter(page, "What-if bucket cap", plain_number(cap), nth=w.nth("What-if bucket cap"))
+        w.settings = {**w.settings, "what_if_cap_mb": cap}
+        _check_widget(page, w, f"after editing the what-if cap, {context}")
+        expect(readout(page, name).nth(w.nth(name))).to_be_visible()
         return
     if w.kind == "bucket-timeline":
         before = readout(page, "Step time").nth(w.nth("Step time")).inner_text()
