@@ -1,5 +1,8 @@
 """Checking every number a lesson states against the model.
 
+(Over 350 lines because of this docstring, the reference a lesson author reads;
+the per-widget names live in ``lessons/models.py``.)
+
 A ``numbers`` block sits after the text it checks: the prose, questions,
 answers and experiment labels since the previous ``numbers`` block (the first
 one also covers the title and summary). It is not shown on the page::

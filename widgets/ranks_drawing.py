@@ -1,5 +1,8 @@
 """How the ranks view is drawn: one lane per rank and one for the link, events as shapes.
 
+(Longer than most modules: the lanes, the seven event markers and the sweep are
+one drawing that shares its row geometry; split, each part would re-derive it.)
+
 Lanes are numeric rows (rank 0 on top, the link at the bottom, y = 0) so that
 event markers can sit just above, on, or just below a lane's bars. Every
 event kind has its own marker shape and place, so nothing is told by colour

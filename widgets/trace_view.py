@@ -1,5 +1,8 @@
 """A real DDP trace beside the model: per-rank lanes, the fit, and a "what if" bucket cap.
 
+(Longer than most views: besides the chart it owns the upload with its error
+message and the fit and what-if tables, each a few lines of wiring.)
+
 Shows a shipped trace (or an uploaded one: size-limited, parsed as JSON data
 and validated, never executed), the median or one recorded iteration, which
 rank defined each bucket's readiness, the model fitted on the other traces
@@ -28,7 +31,6 @@ from .model.trace_view import (
 )
 from .parts import layout, theme
 from .parts.formatting import MILLISECONDS, VALUE_SLOT, Quantity, new_id, readout_html
-from .ranks_view import _nice_step
 from .trace_drawing import (
     BAR_COLUMNS,
     KEY,
@@ -184,13 +186,8 @@ class TraceView(Widget):
     # -- drawing -------------------------------------------------------------------
 
     def update(self) -> None:
-        key = (repr(sorted(self.settings_values().items())), id(self.uploaded))
-        if key == getattr(self, "_drawn", None):
-            self._set_clock(self.result.end_ms)
-            return
-        self._drawn = key
         r = self.result = self.settings.result(uploaded=self.uploaded)
-        self._set_clock(r.end_ms)
+        self.fit_clock(r.end_ms, PLAY_SECONDS)
         set_lanes(self.figure, r.n_ranks)
         self.figure.title.text = f"{r.iteration_label.capitalize()}: measured and model"
         self.measured_source.data = measured_columns(r)
@@ -205,18 +202,6 @@ class TraceView(Widget):
         self.defining.object = self._defining_html(r)
         self.fit_panel.object = self._fit_html(r)
         self.what_if_note.object = self._what_if_html(r)
-
-    def _set_clock(self, horizon: float) -> None:
-        self.clock.reanchor()
-        with param.parameterized.batch_call_watchers(self.clock):
-            self.clock.param.update(
-                horizon=horizon,
-                speed=horizon / PLAY_SECONDS,
-                step_size=_nice_step(horizon / 16),
-                elapsed=min(self.clock.elapsed, horizon),
-            )
-
-    # -- what the page says ----------------------------------------------------------
 
     @staticmethod
     def readout_values(r: TraceViewResult) -> dict[str, tuple[str, str, str]]:

@@ -1,5 +1,8 @@
 """Many ranks, real events: the settings of the ranks view and what they give.
 
+(Longer than most modules: about a third of it is this docstring, the worked
+semantics of each scenario, which belongs next to the code it describes.)
+
 ``RanksConfig`` holds every setting once; ``RanksConfig.result()`` turns them
 into a ``RanksResult``: either a schedule on every drawn rank (solved by
 ``ranks.rank_schedule``, event by event) or, when ranks disagree on which
