@@ -134,15 +134,15 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running_server(*extra_args: str) -> Iterator[Server]:
-    """The real app on a free port (with extra ``serve`` options), stopped on exit.
+def running_server(*extra_args: str, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """The real app on a free port (with extra ``serve`` options and environment), stopped on exit.
 
     Fails if the server logged an unhandled error while it ran.
     """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="overlap-lab-ui-") as tmp:
         log = ServerLog(Path(tmp) / "server.log")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         with log.path.open("wb") as out:
             proc = subprocess.Popen(
                 [*serve_command(port), *extra_args],

@@ -1,0 +1,114 @@
+"""No session outlives its learner: pages opened, used and closed in Chromium are collected.
+
+The server runs with the test-only ``/_test/sessions`` endpoint
+(``OVERLAP_LAB_TEST_HOOKS=1``, see ``app/testhooks.py``), which counts the
+sessions built and destroyed (``on_session_created`` / ``on_session_destroyed``)
+and, after ``gc.collect()``, the live instances of every class of ours and of
+Bokeh documents, Panel objects and Bokeh models. Sessions are reaped a second
+three seconds after their page closes (``--unused-session-lifetime 3000``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import pytest
+from pagekit import TIMEOUT, button, enter
+from playwright.sync_api import expect
+
+#: Each route and the field the learner edits there (None: a page without widgets).
+PAGES = [
+    ("/queue-lab", "Arrival rate", "3"),
+    ("/bucket-timeline", "Layers per bucket", "2"),
+    ("/lessons/overlapping-communication", "Layers per bucket", "4"),
+    ("/lessons/dependency-schedule", "Arrival rate", "4"),
+    ("/", None, None),
+]
+LIFETIME = ("--unused-session-lifetime", "3000", "--check-unused-sessions", "500")
+REAP_TIMEOUT = 60.0
+#: Objects that may outlive a session without being kept per session: Bokeh's module-level
+#: "current document" and the context of a pending server timer hold the latest documents
+#: (destroyed, their models gone), whatever the number of sessions.
+BOUNDED = {"Document": 4, "Viewable": 10, "Model": 10}
+
+
+@pytest.fixture(scope="module")
+def hooked(ui):
+    with ui.running_server(*LIFETIME, env={"OVERLAP_LAB_TEST_HOOKS": "1"}) as server:
+        yield server
+
+
+def counts(server) -> dict:
+    with urllib.request.urlopen(f"{server.url}/_test/sessions", timeout=60) as response:
+        return json.load(response)
+
+
+def use(context, server, ui, route: str, label: str | None, value: str | None) -> None:
+    """Open ``route`` in its own tab, play, pause, step and edit, then close the tab."""
+    page = context.new_page()
+    if label is None:
+        ui.open_widget(page, server.url + route, ready=None)
+        expect(page.get_by_role("link").first).to_be_visible(timeout=TIMEOUT)
+    else:
+        ui.open_widget(page, server.url + route, ready=None)
+        expect(button(page, "Reset").first).to_be_visible(timeout=TIMEOUT)
+        button(page, "Play").first.click()
+        expect(button(page, "Pause").first).to_be_visible(timeout=TIMEOUT)
+        button(page, "Pause").first.click()
+        expect(button(page, "Play").first).to_be_visible(timeout=TIMEOUT)
+        button(page, "Step").first.click()
+        enter(page, label, value)
+        # The edit's answer has arrived once the document is idle again.
+        page.wait_for_function("() => Bokeh.documents.every(d => d.is_idle !== false)")
+    page.close()
+
+
+def reaped(server, ui, opened: int) -> dict:
+    """Counts once every session built so far has been destroyed."""
+
+    def done():
+        now = counts(server)
+        return now if now["live"] == 0 and now["destroyed"] == now["created"] >= opened else None
+
+    return ui.wait_until(done, timeout=REAP_TIMEOUT, interval=0.5)
+
+
+def test_closed_sessions_leave_no_objects_behind(hooked, browser, ui):
+    before = reaped(hooked, ui, 0)  # the start-up probe's session, too
+    own_before = {k: v for k, v in before["objects"].items() if k not in BOUNDED}
+    opened = 0
+    for _ in range(2):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        for route, label, value in PAGES:
+            use(context, hooked, ui, route, label, value)
+            opened += 1
+        context.close()
+        after = reaped(hooked, ui, before["created"] + opened)
+        # Every session built (one per page, or two if a page's first was reaped before
+        # its websocket connected) was destroyed.
+        assert after["created"] - before["created"] >= opened, after
+        assert after["destroyed"] == after["created"], after
+        own = {k: v for k, v in after["objects"].items() if k not in BOUNDED}
+        assert own == own_before, f"objects of ours outlived their sessions: {own}"
+        for kind, bound in BOUNDED.items():
+            assert after["objects"].get(kind, 0) <= bound, (kind, after["objects"])
+    hooked.log.assert_no_traceback()
+
+
+def test_the_test_endpoint_is_not_served_normally(server):
+    try:
+        urllib.request.urlopen(f"{server}/_test/sessions", timeout=10)
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 404
+    else:
+        pytest.fail("/_test/sessions answered without OVERLAP_LAB_TEST_HOOKS=1")
+
+
+def test_liveness_answers(server):
+    start = time.monotonic()
+    with urllib.request.urlopen(f"{server}/liveness", timeout=10) as response:
+        assert response.status == 200
+        assert json.load(response) == {"/liveness": True}
+    assert time.monotonic() - start < 10
