@@ -65,10 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
 def serve(port: int, address: str, origins: list[str], show: bool, num_procs: int = 1, **options):
     """Serve every route until interrupted (``options``: see :func:`app.serving.server_options`)."""
     from .routes import build_routes
-    from .serving import configure_process, server_options, warm
+    from .serving import configure_process, server_options, set_url_prefix, warm
 
     pn.extension(inline=False)
     configure_process()
+    set_url_prefix(options.get("prefix", ""))
     routes = build_routes()
     warm(routes)
     pn.serve(

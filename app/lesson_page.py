@@ -10,7 +10,8 @@ from markdown_it import MarkdownIt
 from lessons import Experiment, Lesson, Prose, Question, WidgetBlock
 from widgets import theme
 from widgets.registry import WIDGETS
-from widgets.share import ShareBar
+
+from .page import share_bar
 
 _markdown = MarkdownIt("commonmark", {"html": False})
 
@@ -65,7 +66,7 @@ def lesson_body(lesson: Lesson) -> pn.viewable.Viewable:
             items.append(
                 pn.Column(
                     view,
-                    ShareBar(spec, view),
+                    share_bar(spec, view),
                     sizing_mode="stretch_width",
                     css_classes=["ol-card"],
                     stylesheets=[theme.PAGE_CSS],

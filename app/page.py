@@ -6,6 +6,11 @@ import html
 
 import panel as pn
 
+from widgets.registry import WidgetSpec
+from widgets.share import ShareBar
+
+from .serving import url_prefix
+
 PAGE_CSS = """
 body { margin: 0; background: #f6f8fa; }
 .ol-page { max-width: 1280px; margin: 0 auto; }
@@ -50,3 +55,12 @@ def page(title: str, subtitle: str, body: pn.viewable.Viewable, notices: list[st
         css_classes=["ol-page"],
         stylesheets=[PAGE_CSS],
     )
+
+
+def share_bar(spec: WidgetSpec, view, **options) -> ShareBar:
+    """The widget's share bar, its links under the path this server is served at."""
+    bar = ShareBar(spec, view, **options)
+    if url_prefix():
+        bar.origin += url_prefix()
+        bar.update()
+    return bar

@@ -56,6 +56,26 @@ def configure_process() -> None:
     pn.config.browser_info = False
 
 
+def serve_styles_locally(doc) -> None:
+    """Point a session's stylesheets at this server when its websocket built it.
+
+    Bokeh builds a session again from its token when the page's websocket
+    reaches a process that does not hold it (another backend, or the session
+    was reaped before the websocket came). Only the page render points Panel's
+    stylesheets at this server; without it they would load from a CDN, which
+    a classroom behind a firewall cannot reach. Call after the page is attached.
+    """
+    request = getattr(doc.session_context, "request", None)
+    if not str(getattr(request, "path", "")).endswith("/ws"):
+        return  # built for the page's GET: the page render does this
+    from panel.io.resources import LOCAL_DIST, patch_model_css
+    from panel.io.state import state
+
+    dist_url = f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
+    for root in doc.roots:
+        patch_model_css(root, dist_url=dist_url)
+
+
 def loading_template():
     """Panel's page template with a static "Loading…" notice before the document's roots."""
     from panel.io.resources import _env
@@ -68,6 +88,18 @@ def loading_template():
 
 
 _TEMPLATE = None
+_PREFIX = ""
+
+
+def set_url_prefix(prefix: str) -> None:
+    """Record the path every route is served under (``--prefix``), for the links pages make."""
+    global _PREFIX
+    _PREFIX = "/" + prefix.strip("/") if prefix.strip("/") else ""
+
+
+def url_prefix() -> str:
+    """``/widgets`` when serving under ``--prefix /widgets``, else the empty string."""
+    return _PREFIX
 
 
 def show_loading(doc) -> None:

@@ -134,10 +134,13 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running_server(*extra_args: str, env: dict[str, str] | None = None) -> Iterator[Server]:
+def running_server(
+    *extra_args: str, env: dict[str, str] | None = None, probe: str = "/"
+) -> Iterator[Server]:
     """The real app on a free port (with extra ``serve`` options and environment), stopped on exit.
 
-    Fails if the server logged an unhandled error while it ran.
+    It is up once ``probe`` answers 200. Fails if the server logged an unhandled error while
+    it ran.
     """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="overlap-lab-ui-") as tmp:
@@ -154,7 +157,7 @@ def running_server(*extra_args: str, env: dict[str, str] | None = None) -> Itera
             )
         base = f"http://localhost:{port}"
         try:
-            _wait_until_up(proc, base + "/", log)
+            _wait_until_up(proc, base + probe, log)
             yield Server(base, port, proc, log)
         finally:
             _stop(proc)

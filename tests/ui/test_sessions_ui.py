@@ -11,6 +11,7 @@ three seconds after their page closes (``--unused-session-lifetime 3000``).
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 
@@ -112,3 +113,36 @@ def test_liveness_answers(server):
         assert response.status == 200
         assert json.load(response) == {"/liveness": True}
     assert time.monotonic() - start < 10
+
+
+def test_a_page_whose_session_was_reaped_before_its_websocket_still_works(browser, ui):
+    """Bokeh rebuilds such a session from its token; it must load nothing from elsewhere.
+
+    The page's scripts are held back longer than the server keeps an unconnected
+    session, so the websocket finds it gone (what a slow classroom network or a
+    websocket reaching another backend does).
+    """
+    lifetime = ("--unused-session-lifetime", "300", "--check-unused-sessions", "100")
+    with ui.running_server(*lifetime, env={"OVERLAP_LAB_TEST_HOOKS": "1"}) as server:
+        before = reaped(server, ui, 0)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+
+        def late(route):
+            time.sleep(1.5)
+            route.continue_()
+
+        page.route("**/static/js/bokeh.min.js*", late)
+        ui.open_widget(page, f"{server.url}/queue-lab")
+        button(page, "Step").click()
+        expect(page.get_by_role("status", name="Elapsed time")).to_have_text(
+            re.compile(r"^0\.50 s"), timeout=TIMEOUT
+        )
+        ui.assert_only_local(requests, server.url)
+        context.close()
+        after = reaped(server, ui, before["created"] + 2)
+        # The page's GET built one session and its websocket a second one.
+        assert after["created"] - before["created"] == 2, after
+        server.log.assert_no_traceback()
