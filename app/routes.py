@@ -12,7 +12,13 @@ from widgets.registry import WIDGETS, WidgetSpec
 
 from .lesson_page import lesson_body
 from .page import page, share_bar
-from .serving import serve_styles_locally, show_loading, url_prefix
+from .serving import (
+    built_for_websocket,
+    hold_until_connected,
+    serve_styles_locally,
+    show_loading,
+    url_prefix,
+)
 
 
 def _query() -> dict:
@@ -119,7 +125,10 @@ def _session(build):
         view = pn.panel(build())
         title = doc.title if doc.title != "Bokeh Application" else "overlap-lab"
         view.server_doc(doc, title=title, location=True)
-        serve_styles_locally(doc)
+        if built_for_websocket(doc):
+            serve_styles_locally(doc)
+        else:
+            hold_until_connected(doc)
         return None  # attached above: nothing left for Panel to add
 
     return serve

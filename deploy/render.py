@@ -25,13 +25,16 @@ def render(
     """The configuration for these backends (``host:port`` each, nginx server flags allowed)."""
     if not backends:
         raise ValueError("at least one backend is needed")
-    prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
+    bare = prefix.strip("/")
+    prefix = f"/{bare}/" if bare else "/"
+    redirect = f"location = /{bare} {{ return 301 $scheme://$http_host/{bare}/; }}" if bare else ""
     values = {
         "OL_LISTEN": listen,
         "OL_SERVER_NAME": server_name,
         "OL_BACKENDS": "\n        ".join(f"server {b};" for b in backends),
         "OL_PREFIX": prefix,
         "OL_RUNTIME": runtime.rstrip("/"),
+        "OL_PREFIX_REDIRECT": redirect,
     }
     text = string.Template(template.read_text(encoding="utf-8")).safe_substitute(values)
     missing = [v for v in values if "${" + v + "}" in text]

@@ -58,8 +58,11 @@ def test_cli_options_map_to_server_options():
             "3000",
             "--check-unused-sessions",
             "1000",
+            "--connect-grace",
+            "2000",
         ]
     )
+    assert args.connect_grace == 2000
     options = server_options(
         port=5006,
         address="localhost",

@@ -108,7 +108,8 @@ def test_new_learners_spread_over_both_backends(cluster):
 
 def test_index_and_lesson_links_work_under_the_prefix(cluster, page, ui):
     lb, _ = cluster
-    ui.open_widget(page, f"{lb.url}{PREFIX}/", ready=None)
+    ui.open_widget(page, f"{lb.url}{PREFIX}", ready=None)  # redirected to the index
+    assert page.url == f"{lb.url}{PREFIX}/"
     link = page.get_by_role("link", name="Fluid queue lab", exact=True)
     expect(link).to_be_visible(timeout=TIMEOUT)
     link.click()
