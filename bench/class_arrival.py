@@ -32,6 +32,7 @@ import importlib.util
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -145,7 +146,11 @@ class Deployment:
             except subprocess.TimeoutExpired:
                 self.nginx.kill()
         for backend in self.backends:
+            workers = process_tree(backend.pid)[1:]  # forked by --num-procs
             stop_server(backend)
+            for pid in workers:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
         if self.runtime is not None:
             self.runtime.cleanup()
 
@@ -349,32 +354,32 @@ def run(args) -> dict:
     results: dict = {"routes": {}, "classes": [], "notes": []}
     with tempfile.TemporaryDirectory(prefix="overlap-lab-class-") as tmp_name:
         tmp = Path(tmp_name)
-        running: dict[str, Deployment] = {}
+        running: list[Deployment] = []
         try:
-            for kind in ("bare", "app"):
-                running[kind] = start_deployment(kind, tmp)
-            # A first page of each route, so that no sample pays a first-use cost.
-            for kind, routes in (("bare", ["/bare"]), ("app", APP_ROUTES)):
-                for route in routes:
-                    asyncio.run(_warm(running[kind].url, route))
-
             print(f"1. CPU per new session: bursts of {args.route_burst}", flush=True)
-            for kind, route in [("bare", "/bare")] + [("app", r) for r in args.routes]:
-                r = burst(running[kind], route, args.route_burst, reap=False)
+            bare, app = (start_deployment(kind, tmp) for kind in ("bare", "app"))
+            running += [bare, app]
+            for deployment, route in [(bare, "/bare")] + [(app, r) for r in args.routes]:
+                asyncio.run(_warm(deployment.url, route))
+                r = burst(deployment, route, args.route_burst, reap=False)
                 results["routes"][route] = r
                 print(f"   {route}: {r['cpu_ms_per_session']:.0f} ms/session", flush=True)
-                _reap_wait(running[kind])
+                _reap_wait(deployment)
+            for deployment in (bare, app):
+                deployment.stop()
+            running.clear()
 
+            # A fresh deployment for every class, so that memory is measured from its start.
             for n in args.sizes:
                 for kind in args.deployments:
-                    if kind not in running:
-                        running[kind] = start_deployment(kind, tmp)
-                        route0 = args.class_route if kind != "bare" else "/bare"
-                        asyncio.run(_warm(running[kind].url, route0))
+                    deployment = start_deployment(kind, tmp)
+                    running.append(deployment)
                     route = "/bare" if kind == "bare" else args.class_route
+                    asyncio.run(_warm(deployment.url, route))
+                    _reap_wait(deployment)
                     rounds = args.rounds if kind in ("bare", "app") else 1
                     for i in range(rounds):
-                        r = burst(running[kind], route, n)
+                        r = burst(deployment, route, n)
                         r.update(deployment=kind, round=i + 1)
                         results["classes"].append(r)
                         print(
@@ -382,13 +387,14 @@ def run(args) -> dict:
                             f"{r['cpu_ms_per_session']:.0f} ms/session, "
                             f"{r['builds_per_page']:.2f} builds/page, "
                             f"held {r['held_kb_per_session']:.0f} kB, "
-                            f"kept {r['kept_kb_per_session']:.0f} kB/session",
+                            f"kept {r['kept_kb_per_session']:.0f} kB/session, "
+                            f"{r['errors']} errors",
                             flush=True,
                         )
-                    if kind not in ("bare", "app"):
-                        running.pop(kind).stop()
+                    deployment.stop()
+                    running.remove(deployment)
         finally:
-            for deployment in running.values():
+            for deployment in running:
                 deployment.stop()
     return results
 
@@ -447,10 +453,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--route-burst", type=int, default=40)
     parser.add_argument("--routes", nargs="+", default=list(APP_ROUTES))
     parser.add_argument("--class-route", default="/bucket-timeline")
-    parser.add_argument("--deployments", nargs="+", default=["bare", "app", "nginx-1", "nginx-2"])
+    parser.add_argument(
+        "--deployments", nargs="+", default=["bare", "app", "app-procs2", "nginx-1", "nginx-2"]
+    )
     parser.add_argument("--rounds", type=int, default=2, help="rounds for bare and app")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    # Stopped from outside: unwind, so that every server this run started is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
     results = run(args)
     results["meta"] = {
