@@ -88,6 +88,9 @@ def serve_styles_locally(doc) -> None:
     from panel.io.state import state
 
     dist_url = f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
+    # Stylesheets of models made later (a pane's update makes new ones) resolve
+    # against this template variable; unset, it is a CDN.
+    doc.template_variables["dist_url"] = dist_url
     for root in doc.roots:
         patch_model_css(root, dist_url=dist_url)
 
