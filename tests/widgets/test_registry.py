@@ -133,3 +133,9 @@ def test_a_spec_without_presets_has_no_preset_key() -> None:
     assert spec.keys == ["arrival", "service", "initial"]
     with pytest.raises(AttributeError):
         spec.name = "y"  # frozen
+
+
+def test_a_long_invalid_value_is_shown_cut_to_40_characters() -> None:
+    values, notices = settings_from_query(FluidQueue, {"service": ["9" * 50]})
+    assert values == {}
+    assert notices == [f"Ignored service={'9' * 40}: Service rate must be 0 to 1000 items/s."]
