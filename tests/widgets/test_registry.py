@@ -139,3 +139,9 @@ def test_a_long_invalid_value_is_shown_cut_to_40_characters() -> None:
     values, notices = settings_from_query(FluidQueue, {"service": ["9" * 50]})
     assert values == {}
     assert notices == [f"Ignored service={'9' * 40}: Service rate must be 0 to 1000 items/s."]
+
+
+def test_a_preset_that_is_not_utf8_is_named_with_replacement_characters() -> None:
+    kwargs, notices = BUCKETS.parse({"preset": [b"\xffx"]})
+    assert kwargs == {}
+    assert notices == [f"Ignored unknown preset “\ufffdx” (known: {KNOWN_PRESETS})."]
