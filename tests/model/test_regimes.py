@@ -248,10 +248,10 @@ def test_a_link_wait_at_the_tolerance_is_judged_alike_by_model_and_check() -> No
     c = BucketConfig(
         n_layers=2,
         layers_per_bucket=1,
-        backward_ms=0.1,
+        backward_ms=0.10000000000000002,  # hypothesis's values, a rounding off 0.1, 20, 0.0275
         grad_mb=1.0,
-        bandwidth=20.0,
-        latency_ms=0.0275,
+        bandwidth=19.999999999999996,
+        latency_ms=0.027500000000000007,
         ranks=2,
         forward_ms=0.0,
         optimizer_ms=0.0,
