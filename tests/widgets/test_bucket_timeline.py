@@ -381,6 +381,38 @@ def test_hand_model_matches_steps_worked_on_paper() -> None:
     assert _hand_bias_mb(25.0) == pytest.approx(0.01, rel=1e-3)  # 0.01 MB of a 25 MB layer
 
 
+#: Each preset by hand: (layers per bucket, step, backward end, tail, best setting, its step).
+#: Latency-bound: T = 14 x 0.2 + 1.75 x 5 / 25 = 3.15 > 2, all queue: C = 2 + 12 x 3.15;
+#: best 2 a bucket, T = 3.5 < 4: C = 24 + 3.5. Link saturated: ready every 5.4, T = 5.95:
+#: C = 5.4 + 4 x 5.95; 2 a bucket: 3.6 + 6 x 4.2. Embedding layer: the last bucket holds
+#: 250 MB, ready at 23: T = 0.7 + 1.75 x 5 = 9.45; 1 a bucket: layer 2's 1.575 ms transfer
+#: ends 23.575, then layer 1's 200 MB, T = 0.7 + 1.75 x 4 = 7.7: C = 31.275.
+#: Tied embeddings: the head's 0.028 MB bias instead of 25 MB changes no readout here.
+#: Straggler: ready every 2.7 > 2.45 (1 a bucket): C = 32.4 + 2.45. Reordered, 7 a bucket:
+#: layers 6, 12..7 (175 MB, ready 14, T = 12.95) then 5..1 (125 MB, T = 9.45): C = 36.4.
+PRESETS_BY_HAND = {
+    "Overlap works": (3, 43.95, 24.0, 5.95, 2, 43.2),
+    "Latency-bound": (1, 53.8, 24.0, 15.8, 2, 41.5),
+    "Link saturated": (3, 43.2, 21.6, 7.6, 2, 42.8),
+    "Fast compute: transfers queue": (3, 23.3, 12.0, 4.3, 3, 23.3),
+    "Traffic exceeds compute": (3, 40.8, 12.0, 14.8, 3, 40.8),
+    "Embedding layer": (3, 46.45, 23.0, 9.45, 1, 45.275),
+    "Straggler": (3, 52.35, 32.4, 5.95, 1, 48.85),
+    "Tied embeddings": (3, 46.45, 23.0, 9.45, 1, 45.275),
+    "Reordered module": (3, 51.8, 24.0, 13.8, 7, 50.4),
+}
+
+
+@pytest.mark.parametrize("name", list(PRESETS_BY_HAND))
+def test_presets_worked_by_hand(name: str) -> None:
+    k, step_ms, backward_end, tail, best, best_step = PRESETS_BY_HAND[name]
+    assert PRESETS[name]["layers_per_bucket"] == k
+    assert _hand_step(PRESETS[name], k) == pytest.approx((step_ms, backward_end, tail))
+    assert _hand_best(PRESETS[name]) == best
+    assert _hand_step(PRESETS[name], best)[0] == pytest.approx(best_step)
+    assert list(PRESETS) == list(PRESETS_BY_HAND)
+
+
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_each_preset_shows_its_regime(lab: BucketTimeline, name: str) -> None:
     if name == lab.preset:  # choose another first so the selector really changes
