@@ -884,3 +884,11 @@ def test_settings_from_query_ignores_invalid_values(query: dict, notice: str) ->
     assert values_ == {}
     assert len(notices) == 1
     assert notices[0].startswith(notice)
+
+
+def test_preset_profiles_are_read_only() -> None:
+    for name in ("Embedding layer", "Tied embeddings", "Reordered module"):
+        for key in ("layer_backward_ms", "layer_grad_mb", "layer_registration"):
+            if PRESETS[name][key] is not None:
+                with pytest.raises(ValueError, match="read-only"):
+                    PRESETS[name][key][0] = 99.0
