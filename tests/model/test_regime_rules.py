@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 
 from widgets.model.buckets import LATENCY_SHARE, REGIMES, TOLERANCE_MS, Regime, RegimeKind
 from widgets.model.buckets.regimes import KINDS, SUGGESTIONS, regime_codes, suggestion_codes
@@ -100,3 +103,5 @@ def test_gain_and_defaults_on_the_record() -> None:
     assert (r.latency_share, r.tolerance_ms) == (0.5, TOL)
     r = Regime(suggestion=None, best_step_ms=43.2, best_setting=2.0, **fields)
     assert r.gain_ms == 43.95 - 43.2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.kind = RegimeKind.NO_OVERLAP
