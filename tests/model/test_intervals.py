@@ -87,15 +87,15 @@ def test_no_enqueue_no_tail_no_waits() -> None:
 
 
 def test_columns_of_one_length_and_frozen(intervals: BucketIntervals) -> None:
-    with pytest.raises(ValueError, match="^all interval arrays must have the same length$"):
+    with pytest.raises(ValueError, match=r"^all interval arrays must have the same length$"):
         BucketIntervals(
             *(np.zeros(1) for _ in range(5)), np.zeros(1, int), np.zeros(2, int), np.zeros(1, int)
         )
-    with pytest.raises(ValueError, match="^all interval arrays must have the same length$"):
+    with pytest.raises(ValueError, match=r"^all interval arrays must have the same length$"):
         BucketIntervals(
             *(np.zeros(1) for _ in range(5)), np.zeros(2, int), *(np.zeros(1, int),) * 2
         )
-    with pytest.raises(ValueError, match="^all interval arrays must have the same length$"):
+    with pytest.raises(ValueError, match=r"^all interval arrays must have the same length$"):
         BucketIntervals(
             *(np.zeros(1) for _ in range(5)), *(np.zeros(1, int),) * 2, np.zeros(0, int)
         )
