@@ -13,6 +13,7 @@ from widgets.model.buckets import (
     cut_by_size,
     ddp_assignment,
     gradient_tensors,
+    layer_assignment,
 )
 from widgets.model.buckets.bucketing import ddp_caps_mb
 
@@ -34,7 +35,7 @@ def test_a_bucket_closes_when_it_reaches_its_limit() -> None:
 
 def test_a_cap_must_be_positive() -> None:
     for first, rest in ((0.0, 1.0), (1.0, 0.0), (-1.0, 1.0), (1.0, -1.0)):
-        with pytest.raises(ValueError, match="must be positive"):
+        with pytest.raises(ValueError, match=r"^a byte cap must be positive$"):
             cut_by_size([1.0], first, rest)
 
 
@@ -42,9 +43,9 @@ def test_by_count_from_the_last_layer_back() -> None:
     assert assign_by_count(5, 2).tolist() == [2, 1, 1, 0, 0]
     assert assign_by_count(5, np.array([1, 5])).tolist() == [[4, 3, 2, 1, 0], [0] * 5]
     assert assign_by_count(3, 1).tolist() == [2, 1, 0]
-    with pytest.raises(ValueError, match="at least one layer"):
+    with pytest.raises(ValueError, match=r"^a bucket holds at least one layer$"):
         assign_by_count(3, 0)
-    with pytest.raises(ValueError, match="at least one layer"):
+    with pytest.raises(ValueError, match=r"^a bucket holds at least one layer$"):
         assign_by_count(3, np.array([2, 0]))
 
 
@@ -68,3 +69,18 @@ def test_ddp_find_unused_cuts_in_registration_order_then_reverses() -> None:
     # Reversed: b3 is bucket 0, w1 the last; layer 1's weight and bias are split.
     t = gradient_tensors(np.ones(3), np.full(3, 2.0))
     assert ddp_assignment(t, 1.0, 3.0, rebuilt=False).tolist() == [[2, 1, 1, 1, 1, 0]]
+
+
+def test_whole_layers_in_readiness_or_reverse_registration_order() -> None:
+    # Layers registered 3, 1, 2 (tensors w3 b3 w1 b1 w2 b2), ready 3, 2, 1 (layer 3 first).
+    t = gradient_tensors(np.ones(3), np.ones(3), registration=np.array([2, 3, 1]))
+    # Rebuilt: layer 3 is bucket 0, layer 2 next, layer 1 last.
+    rows = layer_assignment(t, [1, 2], rebuilt=True)
+    assert rows.tolist() == [[0, 0, 2, 2, 1, 1], [0, 0, 1, 1, 0, 0]]
+    # Reverse registration: layer 2 (registered last) first, then 1, then 3.
+    rows = layer_assignment(t, [1, 2], rebuilt=False)
+    assert rows.tolist() == [[2, 2, 1, 1, 0, 0], [1, 1, 0, 0, 0, 0]]
+    assert layer_assignment(t, 3, rebuilt=True).tolist() == [[0] * 6]
+    for bad in (0, [1, 0]):
+        with pytest.raises(ValueError, match=r"^a bucket holds at least one layer$"):
+            layer_assignment(t, bad, rebuilt=True)
