@@ -53,6 +53,8 @@ def test_by_cap_whole_layers_from_the_last_back() -> None:
     assert assign_by_cap([1.0, 1.0, 1.0, 1.0], 2.0).tolist() == [1, 1, 0, 0]
     assert assign_by_cap([1.0, 1.0, 1.0], 2.0).tolist() == [1, 0, 0]
     assert assign_by_cap([1.0] * 4, np.array([2.0, 4.0])).tolist() == [[1, 1, 0, 0], [0] * 4]
+    # Cut from layer 3 back: 1 + 1 reaches 2 (bucket 0), layer 1's 3 MB is bucket 1.
+    assert assign_by_cap([3.0, 1.0, 1.0], 2.0).tolist() == [1, 0, 0]
 
 
 def test_ddp_rebuilt_cuts_in_readiness_order() -> None:
@@ -69,6 +71,8 @@ def test_ddp_find_unused_cuts_in_registration_order_then_reverses() -> None:
     # Reversed: b3 is bucket 0, w1 the last; layer 1's weight and bias are split.
     t = gradient_tensors(np.ones(3), np.full(3, 2.0))
     assert ddp_assignment(t, 1.0, 3.0, rebuilt=False).tolist() == [[2, 1, 1, 1, 1, 0]]
+    rows = ddp_assignment(t, np.array([1.0, 100.0]), np.array([3.0, 100.0]), rebuilt=False)
+    assert rows.tolist() == [[2, 1, 1, 1, 1, 0], [0] * 6]
 
 
 def test_whole_layers_in_readiness_or_reverse_registration_order() -> None:
