@@ -79,7 +79,9 @@ def test_registration_must_be_a_permutation() -> None:
             gradient_tensors(np.ones(3), np.ones(3), registration=np.array(bad))
 
 
-def test_the_record_is_frozen() -> None:
+def test_the_record_is_frozen_and_compared_by_identity() -> None:
     t = gradient_tensors(np.ones(2), np.ones(2))
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.layer = np.zeros(0, int)
+    # Compared by identity (array fields have no single truth value).
+    assert t != gradient_tensors(np.ones(2), np.ones(2)) and t == t
