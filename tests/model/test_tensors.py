@@ -60,6 +60,10 @@ def test_tied_embeddings_one_shared_weight_and_the_heads_bias() -> None:
     np.testing.assert_allclose(t.size_mb, [200 - b200, b200, 25 - b25, b25, b200])
     np.testing.assert_allclose(t.ready, [3.0, 3.0, 2.0, 2.0, 1.0])
     assert t.layers_by_readiness().tolist() == [3, 2, 1]
+    # Two layers: the second is the head.
+    two = gradient_tensors(np.ones(2), np.array([200.0, 200.0]), tied_embeddings=True)
+    assert two.layer.tolist() == [1, 1, 2]
+    assert two.shared.tolist() == [True, False, False]
     # One layer cannot tie to itself.
     one = gradient_tensors(np.ones(1), np.array([25.0]), tied_embeddings=True)
     assert [str(k) for k in one.kind] == [W, B] and not one.shared.any()
