@@ -892,3 +892,24 @@ def test_preset_profiles_are_read_only() -> None:
             if PRESETS[name][key] is not None:
                 with pytest.raises(ValueError, match="read-only"):
                     PRESETS[name][key][0] = 99.0
+
+
+def test_preset_descriptions_are_sentences_and_their_numbers_hold() -> None:
+    assert list(PRESET_DESCRIPTIONS) == list(PRESETS)
+    for name, text in PRESET_DESCRIPTIONS.items():
+        assert text[0].isupper() and text.endswith(".") and "  " not in text, name
+    # "at least 4.30 ms is exposed whatever the bucket size": the smallest tail over 1..12.
+    fast = PRESETS["Fast compute: transfers queue"]
+    least = min(_hand_step(fast, k)[2] for k in range(1, 13))
+    assert least == pytest.approx(4.3)
+    assert (
+        f"at least {least:.2f} ms is exposed"
+        in PRESET_DESCRIPTIONS["Fast compute: transfers queue"]
+    )
+
+
+def test_the_tied_head_is_the_embeddings_size() -> None:
+    grad = PRESETS["Tied embeddings"]["layer_grad_mb"]
+    assert grad[-1] == grad[0] == 200.0
+    assert "the embedding's 200 MB weight" in PRESET_DESCRIPTIONS["Tied embeddings"]
+    np.testing.assert_array_equal(grad[1:-1], 25.0)
