@@ -401,7 +401,7 @@ def test_intervals_length() -> None:
 
 
 def test_intervals_reject_mismatched_lengths() -> None:
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match=r"^all interval arrays must have the same length$"):
         Intervals(
             np.array([0.0, 1.0]),
             np.array([1.0]),
@@ -412,7 +412,7 @@ def test_intervals_reject_mismatched_lengths() -> None:
 
 
 def test_intervals_reject_end_before_start() -> None:
-    with pytest.raises(ValueError, match="ends before it starts"):
+    with pytest.raises(ValueError, match=r"^an interval ends before it starts$"):
         Intervals(
             np.array([2.0]), np.array([1.0]), np.array(["x"]), np.array(["a"]), np.array(["k"])
         )
