@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from widgets.model.buckets import assign_by_count, ring_allreduce_ms, schedule_arrays
-from widgets.model.ranks import rank_schedule
+from widgets.model.ranks import _advance, rank_schedule
 
 
 def test_two_partial_stragglers_define_different_buckets() -> None:
@@ -264,3 +266,39 @@ def test_transfer_contention_counts_the_ranks_still_computing() -> None:
     assert s.bucket_end[0] == pytest.approx(5 + 1 / 6, rel=1e-12)
     assert s.bucket_start[1] == s.bucket_end[0]  # ready at 5, waits for the link
     assert s.bucket_end[1] == pytest.approx(6 + 1 / 6)
+
+
+def test_rejects_each_bad_input_with_its_own_message() -> None:
+    shape = r"^backward_ms is \(ranks, layers\) or \(layers,\)$"
+    for bad in ([], [[[1.0]]]):
+        with pytest.raises(ValueError, match=shape):
+            rank_schedule(bad, [0], [1.0])
+    for bad in ([1.0, np.inf], [1.0, np.nan], [1.0, -1.0]):
+        with pytest.raises(ValueError, match=r"^backward times must be finite and non-negative$"):
+            rank_schedule(bad, [0, 0], [1.0])
+    for bad in ([0], [0.0, 0.0], [[0, 0]]):
+        with pytest.raises(ValueError, match=r"^give one integer bucket index per layer$"):
+            rank_schedule([1.0, 1.0], bad, [1.0])
+    for bad in ([np.inf], [np.nan], [-1.0]):
+        with pytest.raises(ValueError, match=r"^transfer times must be finite and non-negative$"):
+            rank_schedule([1.0, 1.0], [0, 0], bad)
+    with pytest.raises(ValueError, match=r"^buckets 0\.\.1 must each hold a layer"):
+        rank_schedule([1.0, 1.0], [1, 1], [1.0, 1.0])
+
+
+def test_advance_skips_only_the_busy_intervals_already_over() -> None:
+    # From 2.5, 1 ms of work with (1, 2) over and (3, 6) ahead at half speed (slow = 2):
+    # 0.5 ms done by 3, the other 0.5 ms takes 1 ms there: done at 4, still in interval 1.
+    assert _advance(2.5, 1.0, [(1.0, 2.0), (3.0, 6.0)], 0, 2.0) == (4.0, 1)
+    # Two intervals over before it starts, then one ahead.
+    busy = [(0.0, 1.0), (1.5, 2.0), (3.0, 6.0)]
+    assert _advance(2.5, 1.0, busy, 0, 2.0) == (4.0, 2)
+    # Past every interval: full speed.
+    assert _advance(7.0, 1.0, busy, 0, 2.0) == (8.0, 3)
+
+
+def test_the_record_is_frozen_and_compared_by_identity() -> None:
+    s = rank_schedule([1.0, 1.0], [0, 1], [1.0, 1.0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.comm_end = 0.0
+    assert s != rank_schedule([1.0, 1.0], [0, 1], [1.0, 1.0]) and s == s
