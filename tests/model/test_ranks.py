@@ -302,3 +302,11 @@ def test_the_record_is_frozen_and_compared_by_identity() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.comm_end = 0.0
     assert s != rank_schedule([1.0, 1.0], [0, 1], [1.0, 1.0]) and s == s
+
+
+def test_overlap_fraction_by_hand() -> None:
+    # One rank: layer 0 ready at 1, its 0.5 ms transfer 1-1.5 hidden; layer 1 ready at 2,
+    # 2-2.5 exposed. Half of 1 ms of transfers is hidden.
+    s = rank_schedule([1.0, 1.0], [0, 1], [0.5, 0.5])
+    assert s.overlap_fraction == 0.5
+    assert rank_schedule([1.0], [0], [0.0]).overlap_fraction == 0.0  # no transfer time at all
