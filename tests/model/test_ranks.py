@@ -310,3 +310,29 @@ def test_overlap_fraction_by_hand() -> None:
     s = rank_schedule([1.0, 1.0], [0, 1], [0.5, 0.5])
     assert s.overlap_fraction == 0.5
     assert rank_schedule([1.0], [0], [0.0]).overlap_fraction == 0.0  # no transfer time at all
+
+
+def test_rejects_bad_options_with_their_own_messages() -> None:
+    args = ([1.0, 1.0], [0, 0], [1.0])
+    with pytest.raises(ValueError, match=r"^order must list every layer index once$"):
+        rank_schedule(*args, order=[1, 1])
+    with pytest.raises(ValueError, match=r"^backward start times must be finite$"):
+        rank_schedule(*args, start_ms=np.inf)
+    with pytest.raises(ValueError, match=r"^enqueue cost must be finite and non-negative$"):
+        rank_schedule(*args, enqueue_ms=-0.5)
+    with pytest.raises(ValueError, match=r"^contention must be finite and non-negative$"):
+        rank_schedule(*args, contention=np.nan)
+    with pytest.raises(ValueError, match=r"^transfer contention must be finite and non-negative$"):
+        rank_schedule(*args, transfer_contention=-1.0)
+    # A layer with no backward work is allowed: both gradients are ready at 1.
+    assert rank_schedule([0.0, 1.0], [0, 0], [1.0]).layer_ready.tolist() == [[0.0, 1.0]]
+
+
+def test_both_contentions_slow_each_other_for_the_whole_transfer() -> None:
+    # One rank, c = c_t = 1, layers of 4 ms, transfers 4 and 2 ms. Transfer 0 from 4 runs at
+    # half speed while layer B computes at half speed: both end at 12 (B's 4 ms take 8,
+    # the transfer's 4 ms take 8). Transfer 1 then runs alone, 12-14.
+    s = rank_schedule([4.0, 4.0], [0, 1], [4.0, 2.0], contention=1.0, transfer_contention=1.0)
+    assert s.layer_ready.tolist() == [[4.0, 12.0]]
+    assert s.bucket_start.tolist() == [4.0, 12.0]
+    assert s.bucket_end.tolist() == [12.0, 14.0]
