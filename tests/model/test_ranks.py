@@ -282,7 +282,9 @@ def test_rejects_each_bad_input_with_its_own_message() -> None:
     for bad in ([np.inf], [np.nan], [-1.0]):
         with pytest.raises(ValueError, match=r"^transfer times must be finite and non-negative$"):
             rank_schedule([1.0, 1.0], [0, 0], bad)
-    with pytest.raises(ValueError, match=r"^buckets 0\.\.1 must each hold a layer"):
+    with pytest.raises(
+        ValueError, match=r"^buckets 0\.\.1 must each hold a layer \(one per transfer\)$"
+    ):
         rank_schedule([1.0, 1.0], [1, 1], [1.0, 1.0])
 
 
@@ -336,3 +338,11 @@ def test_both_contentions_slow_each_other_for_the_whole_transfer() -> None:
     assert s.layer_ready.tolist() == [[4.0, 12.0]]
     assert s.bucket_start.tolist() == [4.0, 12.0]
     assert s.bucket_end.tolist() == [12.0, 14.0]
+
+
+def test_busy_intervals_and_a_transfer_after_backward_at_full_speed() -> None:
+    s = rank_schedule([1.0, 1.0], [0, 1], [0.5, 0.5])
+    assert s.busy_intervals.tolist() == [[1.0, 1.5], [2.0, 2.5]]
+    # c_t = 1, but the only transfer starts when the rank's backward ends: full speed.
+    s = rank_schedule([1.0], [0], [2.0], transfer_contention=1.0)
+    assert (s.bucket_start.tolist(), s.bucket_end.tolist()) == ([1.0], [3.0])
