@@ -346,3 +346,14 @@ def test_busy_intervals_and_a_transfer_after_backward_at_full_speed() -> None:
     # c_t = 1, but the only transfer starts when the rank's backward ends: full speed.
     s = rank_schedule([1.0], [0], [2.0], transfer_contention=1.0)
     assert (s.bucket_start.tolist(), s.bucket_end.tolist()) == ([1.0], [3.0])
+
+
+def test_a_rank_starting_as_the_transfer_starts_counts_as_computing() -> None:
+    # c_t = 2 over 2 ranks. Rank 1 starts at 5 with a 0 ms first layer (bucket 0), then 4 ms.
+    # Transfer 0 starts at 5 with rank 1 computing until 9: 2 ms at half speed, 5-9.
+    # Transfer 1 (ready at 2 and 9) then runs alone at full speed, 9-10.
+    s = rank_schedule(
+        [[1.0, 1.0], [0.0, 4.0]], [0, 1], [2.0, 1.0], start_ms=[0.0, 5.0], transfer_contention=2.0
+    )
+    assert s.bucket_start.tolist() == [5.0, 9.0]
+    assert s.bucket_end.tolist() == [9.0, 10.0]
