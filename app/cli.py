@@ -7,7 +7,7 @@ import logging
 
 import panel as pn
 
-from .serving import CHECK_UNUSED_SESSIONS_MS, UNUSED_SESSION_LIFETIME_MS
+from .serving import CHECK_UNUSED_SESSIONS_MS, CONNECT_GRACE_MS, UNUSED_SESSION_LIFETIME_MS
 from .trace_commands import add_trace_commands, run_trace_command
 
 
@@ -59,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MS",
         help=f"how often to look for closed sessions (default {CHECK_UNUSED_SESSIONS_MS})",
     )
+    serve.add_argument(
+        "--connect-grace",
+        type=int,
+        default=CONNECT_GRACE_MS,
+        metavar="MS",
+        help="keep a new page's session this long for its websocket before the lifetime "
+        f"applies (default {CONNECT_GRACE_MS})",
+    )
     serve.add_argument("--show", action="store_true", help="open a browser on the index")
     add_trace_commands(sub)
     return parser
@@ -67,10 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
 def serve(port: int, address: str, origins: list[str], show: bool, num_procs: int = 1, **options):
     """Serve every route until interrupted (``options``: see :func:`app.serving.server_options`)."""
     from .routes import build_routes
-    from .serving import configure_process, server_options, warm
+    from .serving import configure_process, server_options, set_connect_grace, set_url_prefix, warm
 
     pn.extension(inline=False)
     configure_process()
+    set_url_prefix(options.get("prefix", ""))
+    set_connect_grace(options.pop("connect_grace", CONNECT_GRACE_MS))
     routes = build_routes()
     warm(routes)
     pn.serve(
@@ -99,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
             use_xheaders=args.use_xheaders,
             unused_session_lifetime=args.unused_session_lifetime,
             check_unused_sessions=args.check_unused_sessions,
+            connect_grace=args.connect_grace,
         )
     else:
         raise SystemExit(run_trace_command(args))

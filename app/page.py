@@ -1,4 +1,4 @@
-"""The frame every route shares: a heading, the body, and a ``main`` landmark."""
+"""The frame every route shares: a heading and the body."""
 
 from __future__ import annotations
 
@@ -8,19 +8,15 @@ import panel as pn
 
 from widgets.parts import theme
 
-#: Wraps the page's roots in <main>, so the whole page sits in one landmark.
-#: (Panel extends its own base template with a string template like this.)
-MAIN_LANDMARK_TEMPLATE = """
-{% block contents %}<main>{{ super() }}</main>{% endblock %}
-"""
-
 
 def page(title: str, subtitle: str, body: pn.viewable.Viewable) -> pn.viewable.Viewable:
-    """A titled page around ``body``; sets the browser tab title and the landmark."""
+    """A titled page around ``body``; sets the browser tab title.
+
+    The served page's template (``serving.show_loading``) puts it in a ``main`` landmark.
+    """
     doc = pn.state.curdoc
     if doc is not None:
         doc.title = f"{title} · overlap-lab"
-        doc.template = MAIN_LANDMARK_TEMPLATE
     header = pn.pane.HTML(
         f'<header class="ol-header"><h1>{html.escape(title)}</h1><p>{subtitle}</p></header>',
         sizing_mode="stretch_width",

@@ -13,7 +13,13 @@ from widgets.registry import WIDGETS, WidgetSpec
 
 from .lesson_page import lesson_body
 from .page import page
-from .serving import show_loading
+from .serving import (
+    built_for_websocket,
+    hold_until_connected,
+    serve_styles_locally,
+    show_loading,
+    url_prefix,
+)
 
 
 def _query() -> dict:
@@ -22,7 +28,7 @@ def _query() -> dict:
 
 
 def server_origin() -> str:
-    """``http://host:port`` of this server as the browser reached it.
+    """``http://host:port`` of this server as the browser reached it, with its ``--prefix``.
 
     Behind a proxy that terminates TLS, ``X-Forwarded-Proto`` says https.
     """
@@ -31,7 +37,7 @@ def server_origin() -> str:
     headers = getattr(request, "headers", None) or {}
     host = headers.get("Host") or "localhost:5006"
     proto = headers.get("X-Forwarded-Proto") or "http"
-    return f"{proto}://{host}"
+    return f"{proto}://{host}{url_prefix()}"
 
 
 def _set_page_query(query: str) -> None:
@@ -60,7 +66,7 @@ def _serve_resources_from(absolute_url: bytes | str) -> None:
         # Creating the session's Location derives a relative path from the
         # autoload request's own URL; create it first, then anchor the path.
         _ = pn.state.location
-        origin = f"{parts.scheme}://{parts.netloc}"
+        origin = f"{parts.scheme}://{parts.netloc}{url_prefix()}"
         pn.state.rel_path = origin
         # Component stylesheets are resolved against this; unset, it is a CDN.
         pn.state.curdoc.template_variables["dist_url"] = f"{origin}/static/extensions/panel/"
@@ -111,15 +117,31 @@ def lesson_page(lesson: Lesson) -> pn.viewable.Viewable:
 
 
 def _session(build):
-    """A route that shows a loading notice and anchors a script-tag embed's resources here."""
+    """A route: the page attached to its session's document, with a loading notice.
 
-    def serve() -> pn.viewable.Viewable:
-        if pn.state.curdoc is not None:
-            show_loading(pn.state.curdoc)
+    A script-tag embed's resources are anchored at this server first. The page
+    is attached here rather than by Panel so that its title stays the page's
+    own and so that a session built for a websocket gets its stylesheets
+    pointed at this server (see :func:`app.serving.serve_styles_locally`).
+    Outside a served session (warming up, tests) the page is returned as is.
+    """
+
+    def serve() -> pn.viewable.Viewable | None:
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            return build()
+        show_loading(doc)
         embed_url = _script_embed_url()
         if embed_url is not None:
             _serve_resources_from(embed_url)
-        return build()
+        view = pn.panel(build())
+        title = doc.title if doc.title != "Bokeh Application" else "overlap-lab"
+        view.server_doc(doc, title=title, location=True)
+        if built_for_websocket(doc):
+            serve_styles_locally(doc)
+        else:
+            hold_until_connected(doc)
+        return None  # attached above: nothing left for Panel to add
 
     return serve
 

@@ -21,6 +21,8 @@ log = logging.getLogger("overlap-lab")
 UNUSED_SESSION_LIFETIME_MS = 15_000
 #: How often the server looks for such sessions (ms).
 CHECK_UNUSED_SESSIONS_MS = 5_000
+#: How long a new page's session waits for its websocket before the lifetime applies (ms).
+CONNECT_GRACE_MS = 300_000
 #: Set to 1 only in tests: serves ``/_test/sessions`` (see :mod:`app.testhooks`).
 TEST_HOOKS_ENV = "OVERLAP_LAB_TEST_HOOKS"
 
@@ -56,18 +58,97 @@ def configure_process() -> None:
     pn.config.browser_info = False
 
 
+def built_for_websocket(doc) -> bool:
+    """True when Bokeh built this session for a connecting websocket, not for a page's GET."""
+    request = getattr(doc.session_context, "request", None)
+    return str(getattr(request, "path", "")).endswith("/ws")
+
+
+def serve_styles_locally(doc) -> None:
+    """Point a session's stylesheets at this server when its websocket built it.
+
+    Bokeh builds a session again from its token when the page's websocket
+    reaches a process that does not hold it (another backend, or the session
+    was reaped before the websocket came). Only the page render points Panel's
+    stylesheets at this server; without it they would load from a CDN, which
+    a classroom behind a firewall cannot reach. Call after the page is attached.
+    """
+    if not built_for_websocket(doc):
+        return  # built for the page's GET: the page render does this
+    from panel.io.resources import LOCAL_DIST, patch_model_css
+    from panel.io.state import state
+
+    dist_url = f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
+    for root in doc.roots:
+        patch_model_css(root, dist_url=dist_url)
+
+
 def loading_template():
-    """Panel's page template with a static "Loading…" notice before the document's roots."""
+    """Panel's page template: a static "Loading…" notice, then the roots in ``<main>``."""
     from panel.io.resources import _env
 
     return _env.from_string(
         '{% extends "base.html" %}'
         "{% block postamble %}{{ super() }}<style>" + LOADING_CSS + "</style>{% endblock %}"
-        "{% block contents %}" + LOADING_HTML + "{{ super() }}{% endblock %}"
+        # The roots sit in one <main> landmark; the notice goes once the page renders.
+        "{% block contents %}" + LOADING_HTML + "<main>{{ super() }}</main>{% endblock %}"
     )
 
 
 _TEMPLATE = None
+_PREFIX = ""
+_CONNECT_GRACE_MS = CONNECT_GRACE_MS
+
+
+def set_connect_grace(ms: int) -> None:
+    """How long :func:`hold_until_connected` keeps a session for its websocket."""
+    global _CONNECT_GRACE_MS
+    _CONNECT_GRACE_MS = ms
+
+
+def hold_until_connected(doc) -> None:
+    """Keep a page's new session from being reaped before the page's websocket connects.
+
+    Bokeh counts a session's unused time from its creation. When a class
+    arrives at once, the server builds every page before it reads the first
+    websocket, so with a lifetime shorter than the burst it would reap most of
+    them unconnected and build each again for its websocket. The session is
+    held until its websocket comes, or for the connect grace at most (a page
+    fetched by something that never opens the websocket); after that the
+    lifetime applies as usual.
+    """
+    import time
+
+    def hold() -> None:
+        session = getattr(doc.session_context, "_session", None)
+        if session is None or session.destroyed or session.connection_count:
+            return
+        session.block_expiration()
+        deadline = time.monotonic() + _CONNECT_GRACE_MS / 1000
+        # Bokeh stamps this when a connection leaves: a page may come and go between checks.
+        created = session._last_unsubscribe_time
+
+        def check() -> None:
+            came = session.connection_count or session._last_unsubscribe_time != created
+            if came or session.destroyed or time.monotonic() > deadline:
+                if session.expiration_blocked:
+                    session.unblock_expiration()
+                doc.remove_periodic_callback(callback)
+
+        callback = doc.add_periodic_callback(check, 1000)
+
+    doc.add_next_tick_callback(hold)
+
+
+def set_url_prefix(prefix: str) -> None:
+    """Record the path every route is served under (``--prefix``), for the links pages make."""
+    global _PREFIX
+    _PREFIX = "/" + prefix.strip("/") if prefix.strip("/") else ""
+
+
+def url_prefix() -> str:
+    """``/widgets`` when serving under ``--prefix /widgets``, else the empty string."""
+    return _PREFIX
 
 
 def show_loading(doc) -> None:

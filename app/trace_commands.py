@@ -98,10 +98,14 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     trim = sub.add_parser(
         "trim",
         help="keep a trace's quietest iterations (least load from other processes)",
+        description="Keep the K iterations with the least load from other processes. Traces "
+        "recorded together (several caps in one run) keep the same iterations.",
     )
-    trim.add_argument("trace", type=Path, metavar="TRACE")
+    trim.add_argument("traces", type=Path, nargs="+", metavar="TRACE")
     trim.add_argument("--quietest", type=_positive_int, required=True, metavar="K")
-    trim.add_argument("--out", type=Path, required=True, help="file to write")
+    trim.add_argument(
+        "--out", type=Path, nargs="+", required=True, help="files to write, one per trace"
+    )
     trim.add_argument("--force", action="store_true", help="overwrite --out if it exists")
 
     chrome = sub.add_parser(
@@ -297,11 +301,14 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _trim(args: argparse.Namespace) -> int:
-    _check_out(args.out, args.force)
-    trace = load_trace(args.trace)
-    trimmed = keep_quietest(trace.document, args.quietest)
-    write_trace(trimmed, args.out)
-    print(f"wrote {args.out}: {trimmed['metadata']['note'].rsplit('. ', 1)[-1]}")
+    if len(args.traces) != len(args.out):
+        raise CommandError(f"{len(args.traces)} traces need as many --out files")
+    for out in args.out:
+        _check_out(out, args.force)
+    documents = [load_trace(p).document for p in args.traces]
+    for out, trimmed in zip(args.out, keep_quietest(documents, args.quietest), strict=True):
+        write_trace(trimmed, out)
+        print(f"wrote {out}: {trimmed['metadata']['note'].rsplit('. ', 1)[-1]}")
     return 0
 
 

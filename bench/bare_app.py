@@ -82,8 +82,9 @@ def main(argv: list[str] | None = None) -> None:
         websocket_origin=[f"localhost:{args.port}", f"127.0.0.1:{args.port}"],
         show=False,
         title="bench reference",
-        unused_session_lifetime=15_000,
-        check_unused_sessions=5_000,
+        # Bokeh's server takes these under their full names (short ones are ignored).
+        unused_session_lifetime_milliseconds=15_000,
+        check_unused_sessions_milliseconds=5_000,
     )
 
 

@@ -63,15 +63,24 @@ class Anatomy:
     page_bytes: int = 0
 
 
-def _servers(extra_routes: dict | None = None):
-    """Bokeh applications for the app's routes and the bare app, as ``pn.serve`` makes them."""
+def _servers(tuned: bool = True):
+    """Bokeh applications for the app's routes and the bare app, as ``pn.serve`` makes them.
+
+    ``tuned``: with the process settings ``overlap-lab serve`` applies
+    (``app.serving.configure_process`` and ``warm``); otherwise Panel's and
+    Bokeh's defaults.
+    """
     import panel as pn
 
     from app.routes import build_routes
+    from app.serving import configure_process, warm
     from bench.bare_app import bare_page
 
     pn.extension(inline=False)
-    routes = {**build_routes(), "bare": bare_page, **(extra_routes or {})}
+    routes = {**build_routes(), "bare": bare_page}
+    if tuned:
+        configure_process()
+        warm(routes)
     server = pn.serve(routes, port=0, address="127.0.0.1", show=False, start=False, verbose=False)
     return server
 
@@ -144,9 +153,9 @@ def _session_stages(tornado, path: str, timings: dict[str, list[float]] | None):
     return anatomy
 
 
-def measure(paths: list[str], repeats: int) -> tuple[dict, dict]:
+def measure(paths: list[str], repeats: int, tuned: bool = True) -> tuple[dict, dict]:
     """CPU ms per stage (median) and the anatomy of every path."""
-    server = _servers()
+    server = _servers(tuned)
     tornado = server._tornado
     cpu: dict[str, dict[str, float]] = {}
     anatomies: dict[str, Anatomy] = {}
@@ -159,11 +168,11 @@ def measure(paths: list[str], repeats: int) -> tuple[dict, dict]:
     return cpu, anatomies
 
 
-def profile(path: str, repeats: int, out_html: str | None) -> str:
+def profile(path: str, repeats: int, out_html: str | None, tuned: bool = True) -> str:
     """A pyinstrument profile of ``repeats`` full sessions of ``path`` (text)."""
     from pyinstrument import Profiler
 
-    server = _servers()
+    server = _servers(tuned)
     tornado = server._tornado
     _session_stages(tornado, path, None)
     profiler = Profiler(interval=0.0005, async_mode="disabled")
@@ -209,11 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--routes", nargs="*", default=[*ROUTES, BARE])
     parser.add_argument("--profile", metavar="ROUTE", help="pyinstrument profile of one route")
     parser.add_argument("--html", metavar="FILE", help="also write the profile as HTML")
+    parser.add_argument(
+        "--untuned", action="store_true", help="Panel's and Bokeh's defaults, not the server's"
+    )
     args = parser.parse_args(argv)
     if args.profile:
-        print(profile(args.profile, args.repeats, args.html))
+        print(profile(args.profile, args.repeats, args.html, not args.untuned))
         return 0
-    cpu, anatomies = measure(args.routes, args.repeats)
+    cpu, anatomies = measure(args.routes, args.repeats, not args.untuned)
     print(report(cpu, anatomies))
     return 0
 

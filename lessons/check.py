@@ -1,10 +1,15 @@
-"""``python -m lessons.check [FILE ...]``: parse lessons and report the first error in each."""
+"""``python -m lessons.check [FILE ...]``: parse lessons, then check every number they state.
+
+Reports the first parse error in each file, or every stated number the model
+does not give (see ``lessons.numbers``). Needs neither Panel nor Bokeh.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from .numbers import check_lesson, count_checked
 from .parser import LESSON_DIR, LessonError, parse_lesson
 
 
@@ -19,8 +24,18 @@ def main(argv: list[str] | None = None) -> int:
         except LessonError as exc:
             print(exc)
             failed += 1
-        else:
-            print(f"{file}: ok ({len(lesson.blocks)} blocks, {len(lesson.widgets)} widgets)")
+            continue
+        problems = check_lesson(lesson)
+        for problem in problems:
+            print(problem)
+        if problems:
+            failed += 1
+            continue
+        checked, exempt = count_checked(lesson)
+        print(
+            f"{file}: ok ({len(lesson.blocks)} blocks, {len(lesson.widgets)} widgets, "
+            f"{checked} numbers checked against the model, {exempt} marked not from it)"
+        )
     return 1 if failed else 0
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from widgets.parts.parsing import parse_setting
 from widgets.registry import WIDGETS, WidgetSpec
 
 LESSON_DIR = Path(__file__).parent
-DIRECTIVES = ("widget", "experiment", "question")
+DIRECTIVES = ("widget", "experiment", "question", "numbers")
 
 
 class LessonError(ValueError):
@@ -17,9 +18,10 @@ class LessonError(ValueError):
 
 @dataclass(frozen=True)
 class Prose:
-    """Markdown text between directives."""
+    """Markdown text between directives; ``line`` is its first line in the file."""
 
     text: str
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,35 @@ class Question:
     line: int
 
 
-Block = Prose | WidgetBlock | Experiment | Question
+@dataclass(frozen=True)
+class NumberEntry:
+    """One stated number: ``text`` as the lesson prints it, and the model ``expression``
+    that gives its number(s); ``expression`` is None for text marked not from the model."""
+
+    text: str
+    expression: str | None
+    line: int
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """A ``numbers`` block: the numbers stated since the previous one, and where they come
+    from. Not shown on the page; ``lessons.numbers`` checks it against the model.
+
+    ``widget`` names the widget whose model gives the numbers and ``target`` the widget
+    block they continue from (None: a fresh widget at its defaults); ``settings`` are
+    applied on top, as an experiment's are.
+    """
+
+    widget: str
+    target: int | None
+    settings: dict[str, object]
+    entries: list[NumberEntry]
+    line: int
+
+
+Block = Prose | WidgetBlock | Experiment | Question | Numbers
 
 
 @dataclass(frozen=True)
@@ -62,6 +92,7 @@ class Lesson:
     summary: str
     blocks: list[Block] = field(default_factory=list)
     order: int = 1000
+    path: str = ""
 
     @property
     def widgets(self) -> list[WidgetBlock]:
@@ -86,10 +117,20 @@ def _key_values(lines: list[str], first: int, path) -> list[tuple[str, str, int]
     return out
 
 
-def _settings(spec: WidgetSpec, pairs, path, allowed_extra=()) -> dict[str, object]:
+def _settings(
+    spec: WidgetSpec, pairs, path, allowed_extra=(), any_parameter=False
+) -> dict[str, object]:
     settings: dict[str, object] = {}
     for key, value, line in pairs:
         if key in allowed_extra:
+            continue
+        if any_parameter and key not in spec.keys and key in spec.settings.param:
+            # A numbers block may set a parameter that is not a URL key (an input a
+            # learner types, such as the queue lab's prediction time).
+            try:
+                settings[key] = parse_setting(value, spec.settings.param[key])
+            except ValueError as exc:
+                raise _fail(path, line, f"{spec.name}: {exc}") from None
             continue
         kwargs, notices = spec.parse({key: [value]})
         if notices:
@@ -123,12 +164,14 @@ def parse_lesson(text: str, name: str = "lesson", path: Path | str | None = None
 
     blocks: list[Block] = []
     prose: list[str] = []
+    prose_start = i + 1
     last_widget: int | None = None
 
     def flush() -> None:
         text = "\n".join(prose).strip()
         if text:
-            blocks.append(Prose(text))
+            leading = next(j for j, raw in enumerate(prose) if raw.strip())
+            blocks.append(Prose(text, prose_start + leading))
         prose.clear()
 
     while i < len(lines):
@@ -136,6 +179,8 @@ def parse_lesson(text: str, name: str = "lesson", path: Path | str | None = None
         stripped = line.strip()
         info = stripped[3:].strip().split() if stripped.startswith("```") else []
         if not info or info[0] not in DIRECTIVES:
+            if not prose:
+                prose_start = i + 1
             prose.append(line)
             i += 1
             continue
@@ -169,6 +214,8 @@ def parse_lesson(text: str, name: str = "lesson", path: Path | str | None = None
             if not settings:
                 raise _fail(path, start, "an experiment needs at least one setting")
             blocks.append(Experiment(label, settings, last_widget, start))
+        elif kind == "numbers":
+            blocks.append(_numbers(body, start, path, blocks, last_widget))
         else:
             split = next((j for j, b in enumerate(body) if b.strip() == "---"), None)
             if split is None:
@@ -180,7 +227,49 @@ def parse_lesson(text: str, name: str = "lesson", path: Path | str | None = None
             blocks.append(Question(question, answer, start))
         i = end + 1
     flush()
-    return Lesson(name, meta["title"], meta["summary"], blocks, order)
+    return Lesson(name, meta["title"], meta["summary"], blocks, order, str(path))
+
+
+NOT_FROM_MODEL = "not from the model"
+
+
+def _numbers(body: list[str], start: int, path, blocks: list[Block], last_widget) -> Numbers:
+    """A ``numbers`` block: optional ``widget:`` and settings lines, then ``TEXT | EXPRESSION``
+    lines (see ``lessons.numbers``)."""
+    pairs, entries = [], []
+    for j, raw in enumerate(body):
+        text, line = raw.strip(), start + 1 + j
+        if not text or text.startswith("#"):
+            continue
+        if "|" in text:
+            # The expression follows the last "|", so TEXT may be a table row.
+            shown, expression = (part.strip() for part in text.rsplit("|", 1))
+            if not shown or not expression:
+                raise _fail(path, line, "write “TEXT | EXPRESSION”, both parts filled")
+            if expression.startswith(NOT_FROM_MODEL):
+                reason = expression.removeprefix(NOT_FROM_MODEL).strip(" :")
+                if not reason:
+                    raise _fail(path, line, f"say why after “{NOT_FROM_MODEL}:”")
+                entries.append(NumberEntry(shown, None, line, reason))
+            else:
+                entries.append(NumberEntry(shown, expression, line))
+        elif entries:
+            raise _fail(path, line, "settings come before the first “TEXT | EXPRESSION” line")
+        else:
+            pairs.extend(_key_values([raw], line, path))
+    if not entries:
+        raise _fail(path, start, "a numbers block needs at least one “TEXT | EXPRESSION” line")
+    widget = next((v for k, v, _ in pairs if k == "widget"), None)
+    target = None
+    if widget is None:
+        if last_widget is None:
+            raise _fail(path, start, "a numbers block before any widget needs “widget: NAME”")
+        widget, target = blocks[last_widget].widget, last_widget
+    spec = WIDGETS.get(widget)
+    if spec is None:
+        raise _fail(path, start, f"unknown widget “{widget}” (known: {', '.join(WIDGETS)})")
+    settings = _settings(spec, pairs, path, allowed_extra=("widget",), any_parameter=True)
+    return Numbers(spec.name, target, settings, entries, start)
 
 
 def load_lessons(folder: Path = LESSON_DIR) -> dict[str, Lesson]:

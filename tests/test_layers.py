@@ -19,7 +19,7 @@ VIEW_LIBRARIES = ("panel", "bokeh")
     [
         # The numbers: numpy and param only.
         "widgets.model.buckets, widgets.model.fluid_queue, widgets.model.timeline, "
-        "widgets.model.settings",
+        "widgets.model.settings, widgets.model.ranks, widgets.model.ranks_view",
         # Lessons are parsed and checked without a view (the registry imports none).
         "lessons, lessons.check, widgets.registry",
         # URL settings and text parsing are plain Python.

@@ -17,6 +17,7 @@ Everything else is here, once:
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -58,7 +59,7 @@ class Widget(pn.viewable.Viewer):
         self.clock = self.make_clock()
         self.playhead = Playhead(self.clock)
         self.time_control = TimeControl(
-            self.clock, on_change=self.refresh, on_reset=self.reset_model
+            self.clock, on_change=self.refresh, on_reset=self.reset_model, on_time=self.refresh_time
         )
         self.readout_sheet = theme.readout_stylesheet()
         self.fields = {
@@ -155,6 +156,32 @@ class Widget(pn.viewable.Viewer):
             self.time_control.sync()
             self.playhead.push()
 
+    def refresh_time(self) -> None:
+        """After Play, Pause or Step: only the time moved, so re-anchor and re-describe.
+
+        The model's result does not depend on the clock, so its sources are not
+        sent again; the browser redraws the reveal from the new anchor.
+        """
+        with pn.io.unlocked():
+            self.description.object = self._description_html(self.describe())
+            self.time_control.sync()
+            self.playhead.push()
+
+    def fit_clock(self, horizon: float, play_seconds: float) -> None:
+        """Make one run last ``horizon`` of model time and ``play_seconds`` of wall time.
+
+        Elapsed time is kept (clipped to the new horizon); Step moves a 1-2-5
+        sixteenth of the run.
+        """
+        self.clock.reanchor()
+        with param.parameterized.batch_call_watchers(self.clock):
+            self.clock.param.update(
+                horizon=horizon,
+                speed=horizon / play_seconds,
+                step_size=nice_step(horizon / 16),
+                elapsed=min(self.clock.elapsed, horizon),
+            )
+
     def readout(self) -> Div:
         """An empty readout box; fill it with ``readout_html``."""
         return Div(text="", stylesheets=[self.readout_sheet], sizing_mode="stretch_width", margin=0)
@@ -211,6 +238,14 @@ class Widget(pn.viewable.Viewer):
         if self.share_bar is not None:
             items.append(self.share_bar)
         return pn.Column(*items, sizing_mode="stretch_width", margin=0)
+
+
+def nice_step(x: float) -> float:
+    """The 1-2-5 number nearest below ``x`` (0.5 ms, 1 ms, 2 ms...)."""
+    exp = math.floor(math.log10(x))
+    base = x / 10**exp
+    nice = 5 if base >= 5 else 2 if base >= 2 else 1
+    return float(nice * 10**exp)
 
 
 def readout_text(div: Div, label: str, value: str, element_id: str, note: str = "") -> None:

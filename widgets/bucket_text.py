@@ -57,9 +57,13 @@ SUGGESTIONS = {
 
 
 def layer_span(layers: np.ndarray) -> str:
-    """``"12–10"`` for a bucket's layers (highest first), ``"4"`` for one layer."""
-    layers = np.asarray(layers)
-    return f"{layers.max()}–{layers.min()}" if len(layers) > 1 else f"{layers[0]}"
+    """A bucket's layers, highest first: ``"12–10"``, ``"4"``, or ``"12, 11, 6"`` when not a run."""
+    layers = np.unique(np.asarray(layers))[::-1]
+    if len(layers) == 1:
+        return f"{layers[0]}"
+    if layers[0] - layers[-1] == len(layers) - 1:
+        return f"{layers[0]}–{layers[-1]}"
+    return ", ".join(str(n) for n in layers)
 
 
 def layers_phrase(layers: np.ndarray) -> str:
@@ -82,7 +86,7 @@ def readout_values(s: Schedule) -> dict[str, tuple[str, str, str]]:
         "bucket: link-saturated",
         RegimeKind.OVERLAP_LIMITED: f"{ms(r.tail_ms)} tail = last transfer: overlap-limited",
     }[r.kind]
-    sizes = ", ".join(layer_span(b) for b in s.bucket_layers)
+    sizes = "; ".join(layer_span(b) for b in s.bucket_layers)
     return {
         "backward_end": ("Backward end", ms(s.backward_end), "layer 1's gradient is ready"),
         "comm_end": ("Communication end", ms(s.comm_end), "the last all-reduce finishes"),

@@ -25,7 +25,6 @@ from .model.buckets import (
     PRESET_DESCRIPTIONS,
     PRESETS,
     BucketConfig,
-    Schedule,
     sweep_layers_per_bucket,
 )
 from .model.timeline import Clock
@@ -160,7 +159,7 @@ class BucketTimeline(Widget):
 
     def update(self) -> None:
         s = self.schedule = self.settings.schedule()
-        self._set_clock(s)
+        self.fit_clock(s.optimizer_start + s.optimizer_ms, PLAY_SECONDS)
         self.intervals.data = bar_columns(s)
         self.tail_box.left, self.tail_box.right = s.backward_end, s.comm_end
         self.tail_box.visible = s.exposed_tail > 0
@@ -175,17 +174,6 @@ class BucketTimeline(Widget):
         desc = PRESET_DESCRIPTIONS.get(self.preset, "Your own settings.")
         self.preset_note.object = f'<div class="ol-hint">{html.escape(desc)}</div>'
         self.bridge.object = bucket_text.bridge_html(self.settings)
-
-    def _set_clock(self, s: Schedule) -> None:
-        horizon = s.optimizer_start + s.optimizer_ms
-        self.clock.reanchor()
-        with param.parameterized.batch_call_watchers(self.clock):
-            self.clock.param.update(
-                horizon=horizon,
-                speed=horizon / PLAY_SECONDS,
-                step_size=_nice_step(horizon / 16),
-                elapsed=min(self.clock.elapsed, horizon),
-            )
 
     def _sweep(self) -> None:
         sw = sweep_layers_per_bucket(self.settings)
@@ -270,11 +258,3 @@ def _same(a, b) -> bool:
         return bool(np.all(np.asarray(a) == np.asarray(b)))
     except (TypeError, ValueError):
         return False
-
-
-def _nice_step(x: float) -> float:
-    """The 1-2-5 number nearest below ``x`` (0.5 ms, 1 ms, 2 ms...)."""
-    exp = np.floor(np.log10(x))
-    base = x / 10**exp
-    nice = 5 if base >= 5 else 2 if base >= 2 else 1
-    return float(nice * 10**exp)

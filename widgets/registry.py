@@ -18,7 +18,9 @@ import param
 from .model.buckets import PRESETS as BUCKET_PRESETS
 from .model.buckets import BucketConfig
 from .model.fluid_queue import FluidQueue
+from .model.ranks_view import RanksConfig
 from .model.settings import setting_names
+from .model.trace_view import TraceViewConfig
 from .parts.formatting import plain_number
 from .url_state import settings_from_query
 
@@ -110,6 +112,22 @@ WIDGETS: dict[str, WidgetSpec] = {
             "drains, then run it.",
             FluidQueue,
             "queue_lab:QueueLab",
+        ),
+        WidgetSpec(
+            "ranks",
+            "Many ranks",
+            "Every rank's backward, the link and each bucket's events: which rank defines "
+            "readiness, what a timer sees, when overlap slows compute, and when ranks disagree.",
+            RanksConfig,
+            "ranks_view:RanksView",
+        ),
+        WidgetSpec(
+            "trace",
+            "Real trace",
+            "A recorded DDP run on every rank, the model fitted on other runs drawn over it, "
+            "which rank defined readiness, and a what-if bucket size.",
+            TraceViewConfig,
+            "trace_view:TraceView",
         ),
     )
 }

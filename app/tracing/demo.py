@@ -77,16 +77,19 @@ def _worker(args: argparse.Namespace) -> None:
                 optimizer.zero_grad(set_to_none=True)
         if args.rank == 0:
             print(f"iteration {i + 1}/{total}", flush=True)
+    command = (
+        f"overlap-lab record --bucket-cap-mb {' '.join(f'{c:g}' for c in caps)} "
+        f"--iterations {args.iterations} --warmup {args.warmup}"
+    )
     together = (
-        f", iterations alternating with bucket caps {', '.join(f'{c:g}' for c in caps)} MiB"
+        "; one model per cap, their iterations alternating; this trace is cap {cap:g} MiB"
         if len(caps) > 1
         else ""
     )
     for cap, (_, recorder, _), out in zip(caps, runs, args.out, strict=True):
         note = (
-            f"overlap-lab record --bucket-cap-mb {cap:g} --iterations {args.iterations} "
-            f"--warmup {args.warmup}: {MODEL_DESCRIPTION}, SGD, {args.world_size} gloo ranks "
-            f"on 127.0.0.1, {args.threads} thread(s) per rank{together}."
+            f"{command}: {MODEL_DESCRIPTION}, SGD, {args.world_size} gloo ranks on 127.0.0.1, "
+            f"{args.threads} thread(s) per rank{together.format(cap=cap)}."
         )
         trace = recorder.gather(warmup=args.warmup, note=note)
         if trace is not None:

@@ -104,6 +104,8 @@ def test_cli_parses_every_serve_option(monkeypatch):
             "5000",
             "--check-unused-sessions",
             "1000",
+            "--connect-grace",
+            "7000",
             "--show",
         ]
     )
@@ -115,6 +117,7 @@ def test_cli_parses_every_serve_option(monkeypatch):
                 "use_xheaders": True,
                 "unused_session_lifetime": 5000,
                 "check_unused_sessions": 1000,
+                "connect_grace": 7000,
             },
         )
     ]
@@ -132,6 +135,7 @@ def test_cli_defaults(monkeypatch):
                 "use_xheaders": False,
                 "unused_session_lifetime": cli.UNUSED_SESSION_LIFETIME_MS,
                 "check_unused_sessions": cli.CHECK_UNUSED_SESSIONS_MS,
+                "connect_grace": cli.CONNECT_GRACE_MS,
             },
         )
     ]

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from lessons import Experiment, LessonError, Question, WidgetBlock, load_lessons, parse_lesson
+from lessons import (
+    Experiment,
+    LessonError,
+    Prose,
+    Question,
+    WidgetBlock,
+    load_lessons,
+    parse_lesson,
+)
 from lessons.check import main as check_main
 from widgets.registry import WIDGETS
 
@@ -47,6 +55,19 @@ def test_every_lesson_has_widgets_experiments_and_questions(name: str) -> None:
     assert all(b.widget in WIDGETS for b in lesson.widgets)
     assert any(isinstance(b, Experiment) for b in lesson.blocks)
     assert sum(isinstance(b, Question) for b in lesson.blocks) >= 3
+
+
+def test_every_ranks_experiment_asks_for_a_prediction() -> None:
+    """In "Which rank, which event" each experiment is followed, before the next one,
+    by a "Predict" in the prose or by a question."""
+    blocks = LESSONS["which-rank-which-event"].blocks
+    for i, block in enumerate(blocks):
+        if isinstance(block, Experiment):
+            rest = blocks[i + 1 :]
+            upto = next((j for j, b in enumerate(rest) if isinstance(b, Experiment)), len(rest))
+            prose = " ".join(b.text for b in rest[:upto] if isinstance(b, Prose))
+            asks = "Predict" in prose or any(isinstance(b, Question) for b in rest[:upto])
+            assert asks, f"{block.label} asks for no prediction"
 
 
 @pytest.mark.parametrize("name", sorted(LESSONS))

@@ -357,3 +357,30 @@ def test_a_rank_starting_as_the_transfer_starts_counts_as_computing() -> None:
     )
     assert s.bucket_start.tolist() == [5.0, 9.0]
     assert s.bucket_end.tolist() == [9.0, 10.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0.01, 20.0), min_size=1, max_size=16),
+    st.data(),
+)
+def test_one_rank_contiguous_buckets_start_at_max_of_ready_and_previous_end(work, data) -> None:
+    # Buckets of consecutive layers in backward order: ready_b grows with b, so
+    # the closed form is start_b = max(ready_b, end_(b-1)), exactly.
+    n = len(work)
+    cuts = sorted(data.draw(st.sets(st.integers(1, n - 1), max_size=n - 1)) if n > 1 else set())
+    bucket = np.zeros(n, int)
+    for c in cuts:
+        bucket[c:] += 1
+    transfer = np.array(
+        data.draw(st.lists(st.floats(0.0, 20.0), min_size=len(cuts) + 1, max_size=len(cuts) + 1))
+    )
+    s = rank_schedule(work, bucket, transfer)
+    end_prev = -np.inf
+    for b in range(s.n_buckets):
+        ready_b = float(np.cumsum(work)[bucket == b].max())
+        assert s.bucket_ready[0, b] == ready_b
+        assert s.bucket_start[b] == max(ready_b, end_prev)
+        end_prev = s.bucket_start[b] + transfer[b]
+        assert s.bucket_end[b] == end_prev
+    assert s.exposed_tail == max(0.0, end_prev - float(np.cumsum(work)[-1]))

@@ -136,3 +136,20 @@ def test_trim_keeps_the_quietest_iterations(tmp_path, capsys) -> None:
     assert "Kept the 3 iterations of 5 with the least load" in trimmed["metadata"]["note"]
     assert "at most 5% of the cores" in capsys.readouterr().out
     assert _run(["trim", str(src), "--quietest", "3", "--out", str(out)]) == 2
+
+
+def test_traces_of_one_run_are_trimmed_together(tmp_path) -> None:
+    a = synthetic_document([12], iterations=4)
+    b = synthetic_document([3] * 4, iterations=4)
+    for i, (la, lb) in enumerate([(0.0, 0.6), (0.1, 0.1), (0.5, 0.0), (0.2, 0.2)]):
+        a = edited(a, f"iterations[{i}].other_load", la)
+        b = edited(b, f"iterations[{i}].other_load", lb)
+    paths = [tmp_path / n for n in ("a.json", "b.json", "a2.json", "b2.json")]
+    paths[0].write_text(json.dumps(a))
+    paths[1].write_text(json.dumps(b))
+    argv = ["trim", str(paths[0]), str(paths[1]), "--quietest", "2", "--out"]
+    assert _run([*argv, str(paths[2]), str(paths[3])]) == 0
+    for p in paths[2:]:
+        doc = json.loads(p.read_text())
+        assert [it["iteration"] for it in doc["iterations"]] == [6, 8]  # worst loads 0.1, 0.2
+        assert "in 2 traces of one run (at most 20% of the cores)" in doc["metadata"]["note"]

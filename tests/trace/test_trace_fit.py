@@ -8,6 +8,7 @@ from synthetic import Truth, edited, synthetic_document
 
 from widgets.model.trace import (
     TraceError,
+    buckets_for_cap,
     compare,
     error_pct,
     fit,
@@ -143,3 +144,20 @@ def test_fit_refuses_traces_of_different_models(truth: Truth) -> None:
         fit([a, b])
     with pytest.raises(TraceError, match="at least one trace"):
         fit([])
+
+
+@pytest.mark.parametrize(
+    ("cap", "layout"), [(4, [1] * 12), (12, [3] * 4), (20, [5, 5, 2]), (48, [12]), (13, [4, 4, 4])]
+)
+def test_buckets_for_a_cap_follow_ddp(traces, cap, layout) -> None:
+    f = fit([traces["one"], traces["all"]])
+    buckets = buckets_for_cap(f, cap)
+    assert [len(b) for b in buckets] == layout
+    assert buckets[0].tolist()[0] == 11  # the first gradient ready goes first
+    for name, per in LAYOUTS.items():
+        if name in ("three", "mixed"):
+            same = buckets_for_cap(f, {"three": 12, "mixed": 20}[name])
+            assert [b.tolist() for b in same] == [
+                m.tolist() for m in traces[name].bucket_parameters
+            ]
+            assert [len(b) for b in same] == per

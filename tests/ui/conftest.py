@@ -137,15 +137,18 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running_server(*extra_args: str) -> Iterator[Server]:
-    """The real app on a free port (with extra ``serve`` options), stopped on exit.
+def running_server(
+    *extra_args: str, env: dict[str, str] | None = None, probe: str = "/"
+) -> Iterator[Server]:
+    """The real app on a free port (with extra ``serve`` options and environment), stopped on exit.
 
-    Fails if the server logged an unhandled error while it ran.
+    It is up once ``probe`` answers 200. Fails if the server logged an unhandled error while
+    it ran.
     """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="overlap-lab-ui-") as tmp:
         log = ServerLog(Path(tmp) / "server.log")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         with log.path.open("wb") as out:
             proc = subprocess.Popen(
                 [*serve_command(port), *extra_args],
@@ -157,7 +160,7 @@ def running_server(*extra_args: str) -> Iterator[Server]:
             )
         base = f"http://localhost:{port}"
         try:
-            _wait_until_up(proc, base + "/", log)
+            _wait_until_up(proc, base + probe, log)
             yield Server(base, port, proc, log)
         finally:
             _stop(proc)

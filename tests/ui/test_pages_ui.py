@@ -49,6 +49,14 @@ BUCKET_CONTROLS = {
     "Forward time": "forward_ms",
     "Optimizer time": "optimizer_ms",
 }
+RANKS_CONTROLS = {
+    "Drawn ranks": "drawn_ranks",
+    "Layers per bucket": "layers_per_bucket",
+    "Host enqueue cost": "enqueue_ms",
+    "Contention factor": "contention",
+    "Slowdown": "slowdown_pct",
+}
+TRACE_CONTROLS = {"Iteration": "iteration", "What-if bucket cap": "what_if_cap_mb"}
 QUEUE_CONTROLS = {"Arrival rate": "arrival", "Service rate": "service", "Initial items": "initial"}
 #: Names every widget has once: on a page with several widgets, the n-th one is the n-th widget's.
 SHARED_NAMES = {"Elapsed time", "Reset", "Play", "Step", "Link to these settings"}
@@ -194,7 +202,41 @@ class LessonWidget:
         return self.ordinal if name in SHARED_NAMES else self.kind_ordinal
 
 
+def ranks_readouts(settings: dict) -> dict[str, str]:
+    """What each visible readout of the ranks view starts with for these settings."""
+    from widgets import ranks_text
+    from widgets.model.ranks_view import RanksConfig
+
+    r = RanksConfig(**settings).result()
+    if r.schedule is None:
+        values = ranks_text.disagreement_values(r.disagreement)
+    else:
+        values = ranks_text.readout_values(r)
+    return {label: value for label, value, _ in values.values()}
+
+
+def trace_readouts(settings: dict) -> dict[str, str]:
+    """What each readout of the trace view starts with for these settings."""
+    from widgets.model.trace_view import TraceViewConfig
+    from widgets.trace_view import TraceView
+
+    values = TraceView.readout_values(TraceViewConfig(**settings).result())
+    return {label: value for label, value, _ in values.values()}
+
+
 def _initial_settings(block: WidgetBlock) -> dict:
+    if block.widget == "trace":
+        from widgets.model.trace_view import TraceViewConfig
+
+        defaults = {
+            k: TraceViewConfig.param[k].default for k in (*TRACE_CONTROLS.values(), "trace")
+        }
+        return {**defaults, **block.settings}
+    if block.widget == "ranks":
+        from widgets.model.ranks_view import SCENARIO_SETTINGS
+
+        scenario = block.settings.get("scenario", "One slow rank")
+        return {**SCENARIO_SETTINGS[scenario], **block.settings}
     if block.widget == "bucket-timeline":
         settings = dict(block.settings)
         preset = settings.pop("preset", "Overlap works")
@@ -208,6 +250,10 @@ def _check_widget(page: Page, w: LessonWidget, context: str, at_start: bool = Tr
     """Fields and readouts of one widget on a lesson page match the settings tracked for it."""
     if w.kind == "bucket-timeline":
         controls, expected = BUCKET_CONTROLS, bucket_readouts(w.settings)
+    elif w.kind == "ranks":
+        controls, expected = RANKS_CONTROLS, ranks_readouts(w.settings)
+    elif w.kind == "trace":
+        controls, expected = TRACE_CONTROLS, trace_readouts(w.settings)
     else:
         controls, expected = QUEUE_CONTROLS, queue_readouts(w.settings, at_start)
     for name, value in expected.items():
@@ -223,6 +269,26 @@ def _check_widget(page: Page, w: LessonWidget, context: str, at_start: bool = Tr
 
 def _edit(page: Page, w: LessonWidget, context: str) -> None:
     """A learner's edit in the widget; its readouts must follow."""
+    if w.kind == "ranks":
+        names = list(ranks_readouts(w.settings))
+        before = [readout(page, n).nth(w.nth(n)).inner_text() for n in names]
+        k = 3 if w.settings["layers_per_bucket"] == 2 else 2
+        enter(page, "Layers per bucket", str(k), nth=w.nth("Layers per bucket"))
+        w.settings = {**w.settings, "layers_per_bucket": k}
+        _check_widget(page, w, f"after editing Layers per bucket, {context}")
+        after = [readout(page, n).nth(w.nth(n)).inner_text() for n in names]
+        assert before != after, f"no readout changed ({before}), {context}"
+        return
+    if w.kind == "trace":
+        name = (
+            "Step, model at 8 MiB" if w.settings["what_if_cap_mb"] != 8 else "Step, model at 4 MiB"
+        )
+        cap = 8.0 if w.settings["what_if_cap_mb"] != 8 else 4.0
+        enter(page, "What-if bucket cap", plain_number(cap), nth=w.nth("What-if bucket cap"))
+        w.settings = {**w.settings, "what_if_cap_mb": cap}
+        _check_widget(page, w, f"after editing the what-if cap, {context}")
+        expect(readout(page, name).nth(w.nth(name))).to_be_visible()
+        return
     if w.kind == "bucket-timeline":
         before = readout(page, "Step time").nth(w.nth("Step time")).inner_text()
         forward = 9.0 if w.settings["forward_ms"] == 7.0 else 7.0
@@ -245,7 +311,13 @@ def _edit(page: Page, w: LessonWidget, context: str) -> None:
 
 def _apply_experiment(w: LessonWidget, block: Experiment) -> None:
     settings = dict(block.settings)
-    if w.kind == "bucket-timeline":
+    if w.kind == "ranks":
+        from widgets.model.ranks_view import SCENARIO_SETTINGS
+
+        scenario = settings.get("scenario")
+        base = dict(SCENARIO_SETTINGS[scenario]) if scenario else dict(w.settings)
+        w.settings = {**base, **settings}
+    elif w.kind == "bucket-timeline":
         preset = settings.pop("preset", None)
         base = dict(PRESETS[preset]) if preset else dict(w.settings)
         w.settings = {**base, **settings}

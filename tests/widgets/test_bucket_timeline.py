@@ -114,7 +114,7 @@ def test_defaults_readouts(lab: BucketTimeline) -> None:
     assert "overlap-limited" in lab.readouts["regime"].text
     assert "last transfer alone: 5.95 ms" in lab.readouts["tail"].text
     assert "× 4 transfers = 2.80 ms" in lab.readouts["overhead"].text
-    assert "layers 12–10, 9–7, 6–4, 3–1" in lab.readouts["buckets"].text
+    assert "layers 12–10; 9–7; 6–4; 3–1" in lab.readouts["buckets"].text
     assert "forward 12.00 ms + 29.95 ms + optimizer 2.00 ms" in lab.readouts["step"].text
     assert lab.preset == "Overlap works"
     assert lab.preset_select.value == "Overlap works"
@@ -518,7 +518,7 @@ def test_bucket_cap_overrides_layers_per_bucket_until_cleared(lab: BucketTimelin
     # 10 brings 75 ≥ 62.91 and closes the bucket: buckets of 3 layers, the default
     # schedule again.
     assert value_of(lab, "buckets") == "4"
-    assert "layers 12–10, 9–7, 6–4, 3–1" in lab.readouts["buckets"].text
+    assert "layers 12–10; 9–7; 6–4; 3–1" in lab.readouts["buckets"].text
     assert value_of(lab, "step") == "43.95 ms"
     assert lab.current_source.data == {"x": [], "y": []}  # no layers-per-bucket point
     assert lab.best_button.disabled is False
@@ -913,3 +913,9 @@ def test_the_tied_head_is_the_embeddings_size() -> None:
     assert grad[-1] == grad[0] == 200.0
     assert "the embedding's 200 MB weight" in PRESET_DESCRIPTIONS["Tied embeddings"]
     np.testing.assert_array_equal(grad[1:-1], 25.0)
+
+
+def test_a_bucket_of_layers_out_of_order_lists_them() -> None:
+    # Layer 6 is registered last, so bucket 0 (the last-registered layers) holds 12, 11 and 6.
+    lab = BucketTimeline(preset="Reordered module")
+    assert "layers 12, 11, 6; 10–8; 7, 5, 4; 3–1" in lab.readouts["buckets"].text

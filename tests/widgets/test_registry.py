@@ -19,7 +19,7 @@ KNOWN_PRESETS = (
 
 
 def test_the_table() -> None:
-    assert list(WIDGETS) == ["bucket-timeline", "queue-lab"]
+    assert list(WIDGETS)[:2] == ["bucket-timeline", "queue-lab"]
     assert [spec.name for spec in WIDGETS.values()] == list(WIDGETS)
     assert QUEUE.title == "Fluid queue lab"
     assert BUCKETS.title == "Bucket timeline"

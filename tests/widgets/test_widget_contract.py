@@ -96,6 +96,8 @@ def test_share_bar_link_follows_every_setting(view: Widget) -> None:
             continue
         if isinstance(p, param.Boolean):
             value = not p.default
+        elif isinstance(p, param.Selector):
+            value = next(o for o in p.objects if o != getattr(view.settings, name))
         else:
             value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
             value = min(value, p.default + 1)
@@ -110,7 +112,7 @@ def test_layout_holds_every_control_the_description_and_the_notices(view: Widget
     buttons = set(layout.select(pn.widgets.Button))
     tc = view.time_control
     assert {tc.reset_button, tc.play_button, tc.step_button} <= buttons
-    inputs = set(layout.select(pn.widgets.TextInput)) | set(layout.select(pn.widgets.CheckBoxGroup))
+    inputs = set(layout.select(pn.widgets.Widget))  # text fields, checkboxes and menus
     for name, control in view.fields.items():
         assert control.input in inputs, name
     panes = set(layout.select(pn.pane.HTML))

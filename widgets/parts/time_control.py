@@ -65,11 +65,15 @@ class TimeControl(pn.viewable.Viewer):
         clock: Clock,
         on_change: Callable[[], None],
         on_reset: Callable[[], None] | None = None,
+        on_time: Callable[[], None] | None = None,
     ):
         super().__init__()
         self.clock = clock
         self._on_change = on_change
         self._on_reset = on_reset or clock.reset
+        # Play, Pause, Step and the end of a run move only the clock: a widget may
+        # answer them without redrawing its model (``on_time``).
+        self._on_time = on_time or on_change
         self._end_timer = None
         self.reset_button = pn.widgets.Button(label="Reset", color="default", width=90)
         self.play_button = pn.widgets.Button(label="Play", color="primary", width=90)
@@ -89,21 +93,21 @@ class TimeControl(pn.viewable.Viewer):
             self.clock.pause()
         else:
             self.clock.play()
-        self._after()
+        self._after(self._on_time)
 
     def step(self) -> None:
         """Advance by one step of model time."""
         self.clock.step()
-        self._after()
+        self._after(self._on_time)
 
     def reset(self) -> None:
         """Back to time zero."""
         self._on_reset()
-        self._after()
+        self._after(self._on_change)
 
-    def _after(self) -> None:
+    def _after(self, redraw: Callable[[], None]) -> None:
         self.sync()
-        self._on_change()
+        redraw()
 
     def sync(self) -> None:
         """Match the buttons and the end-of-run timer to the clock."""
@@ -136,7 +140,7 @@ class TimeControl(pn.viewable.Viewer):
     def _reached_end(self) -> None:
         self._end_timer = None
         self.clock.pause()
-        self._after()
+        self._after(self._on_time)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return pn.Row(

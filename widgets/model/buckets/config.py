@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import param
 
+from .. import step_settings
 from ..settings import setting
 from .bucketing import (
     DDP_DEFAULT_CAP_MIB,
@@ -48,42 +49,11 @@ class BucketConfig(param.Parameterized):
         precedence=-1,
         doc="Number of layers in the model.",
     )
-    layers_per_bucket = param.Integer(
-        default=3,
-        bounds=(1, 12),
-        label="Layers per bucket",
-        doc="Whole layers per bucket, taken from the last layer backwards; "
-        "the bucket holding layer 1 may be smaller.",
-        metadata=setting("layers"),
-    )
-    backward_ms = param.Number(
-        default=2.0,
-        bounds=(0.01, 1000.0),
-        label="Backward time per layer",
-        doc="Time one layer's backward takes on a normal rank, in ms.",
-        metadata=setting("ms"),
-    )
-    grad_mb = param.Number(
-        default=25.0,
-        bounds=(0.001, 100000.0),
-        label="Gradient size per layer",
-        doc="Size of one layer's gradients, in MB.",
-        metadata=setting("MB"),
-    )
-    bandwidth = param.Number(
-        default=25.0,
-        bounds=(0.01, 10000.0),
-        label="Link bandwidth",
-        doc="Bandwidth of each rank's link, in GB/s (1 GB = 1000 MB).",
-        metadata=setting("GB/s"),
-    )
-    latency_ms = param.Number(
-        default=0.05,
-        bounds=(0.0, 100.0),
-        label="Latency per ring step",
-        doc="Fixed cost of each of the 2(p-1) steps of a ring all-reduce, in ms.",
-        metadata=setting("ms"),
-    )
+    layers_per_bucket = step_settings.layers_per_bucket(12)
+    backward_ms = step_settings.backward_ms()
+    grad_mb = step_settings.grad_mb()
+    bandwidth = step_settings.bandwidth()
+    latency_ms = step_settings.latency_ms()
     ranks = param.Integer(
         default=8,
         bounds=(2, 4096),
@@ -143,20 +113,8 @@ class BucketConfig(param.Parameterized):
         "in bucket order.",
         metadata=setting("ms"),
     )
-    forward_ms = param.Number(
-        default=12.0,
-        bounds=(0.0, 100000.0),
-        label="Forward time",
-        doc="Forward pass time before backward starts, in ms.",
-        metadata=setting("ms"),
-    )
-    optimizer_ms = param.Number(
-        default=2.0,
-        bounds=(0.0, 100000.0),
-        label="Optimizer time",
-        doc="Optimizer step time, which starts once backward and communication end, in ms.",
-        metadata=setting("ms"),
-    )
+    forward_ms = step_settings.forward_ms()
+    optimizer_ms = step_settings.optimizer_ms()
     layer_backward_ms = LayerProfile(
         default=None,
         allow_None=True,

@@ -27,7 +27,7 @@ from .load import (
     write_trace,
 )
 from .measure import QUANTITIES, Measured, Summary, measure, quiet_iterations, summarize
-from .predict import Prediction, compare, error_pct, predict_layout
+from .predict import Prediction, buckets_for_cap, compare, error_pct, predict_layout
 from .schema import (
     FORMAT,
     VERSION,
@@ -50,6 +50,7 @@ __all__ = [
     "Summary",
     "Trace",
     "TraceError",
+    "buckets_for_cap",
     "check_consistency",
     "check_schema",
     "compare",

@@ -44,7 +44,6 @@ import numpy as np
 from .load import Trace, TraceError
 from .measure import measure, quiet_iterations
 
-MIB = 1024 * 1024
 MAX_K = 0.95  # c = k / (1 - k) <= 19: beyond that a fit has gone wrong
 FREE_SHARE = 0.1  # an interval at most this busy counts as free of transfers
 BUSY_SHARE = 0.5  # ...and at least this busy informs the contention factor
@@ -68,7 +67,7 @@ class Fit:
     parameter_names: tuple[str, ...]
     parameter_bytes: tuple[int, ...]
     order: tuple[int, ...]  # parameter indices in the order their gradients become ready
-    backward_ms: tuple[float, ...]  # per parameter, at normal speed (mean over ranks)
+    backward_ms: tuple[float, ...]  # per parameter, at normal speed (ranks pooled)
     overhead_ms: float
     bandwidth_gbps: float  # GB/s = 1e6 bytes per ms of bucket data
     contention: float

@@ -124,28 +124,44 @@ def write_trace(document: dict[str, Any], path: str | Path) -> None:
     Path(path).write_text(json.dumps(document, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
-def keep_quietest(document: dict[str, Any], count: int) -> dict[str, Any]:
-    """A copy of a valid trace document with only its ``count`` quietest iterations.
+def keep_quietest(documents: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """Copies of valid trace documents with only their ``count`` quietest iterations.
 
     Quietest means the least load from other processes (unknown load counts as
-    quiet); ties keep the earlier iteration. The kept iterations stay in order,
-    with their numbers, and the metadata's ``note`` says what was kept.
+    quiet); ties keep the earlier iteration. Several traces of one run whose
+    layouts alternated (``overlap-lab record`` with several caps) keep the same
+    iteration numbers, those whose worst load across the traces is least. The
+    kept iterations stay in order, and the metadata's ``note`` says what was kept.
     """
-    validate_trace(document)
+    for document in documents:
+        validate_trace(document)
     if count < 1:
         raise TraceError("keep at least one iteration")
-    its = document["iterations"]
-    load = [0.0 if it["other_load"] is None else it["other_load"] for it in its]
-    chosen = sorted(sorted(range(len(its)), key=lambda i: (load[i], i))[:count])
-    kept = [its[i] for i in chosen]
+    numbers = [it["iteration"] for it in documents[0]["iterations"]]
+    for document in documents[1:]:
+        if [it["iteration"] for it in document["iterations"]] != numbers:
+            raise TraceError("traces trimmed together must have the same iteration numbers")
+    load = [
+        max(
+            0.0 if d["iterations"][i]["other_load"] is None else d["iterations"][i]["other_load"]
+            for d in documents
+        )
+        for i in range(len(numbers))
+    ]
+    chosen = sorted(sorted(range(len(numbers)), key=lambda i: (load[i], i))[:count])
     worst = max(load[i] for i in chosen)
-    note = document["metadata"].get("note", "")
-    trimmed = (
-        f"Kept the {len(kept)} iterations of {len(its)} with the least load from other "
-        f"processes (at most {worst:.0%} of the cores)."
-    )
-    metadata = {**document["metadata"], "note": f"{note} {trimmed}".strip()}
-    return {**document, "metadata": metadata, "iterations": kept}
+    out = []
+    for document in documents:
+        note = document["metadata"].get("note", "")
+        together = f", in {len(documents)} traces of one run" if len(documents) > 1 else ""
+        trimmed = (
+            f"Kept the {len(chosen)} iterations of {len(numbers)} with the least load from "
+            f"other processes{together} (at most {worst:.0%} of the cores)."
+        )
+        metadata = {**document["metadata"], "note": f"{note} {trimmed}".strip()}
+        kept = [document["iterations"][i] for i in chosen]
+        out.append({**document, "metadata": metadata, "iterations": kept})
+    return out
 
 
 def from_document(document: dict[str, Any], name: str = "trace") -> Trace:

@@ -33,6 +33,28 @@ class Prediction:
     compute_end_ms: float
 
 
+def buckets_for_cap(fit: Fit, cap_mib: float) -> list[np.ndarray]:
+    """The buckets DDP would make with ``bucket_cap_mb=cap_mib`` after its rebuild.
+
+    From iteration 1 on, DDP fills buckets in the order gradients became ready in
+    iteration 0 (``fit.order``), closing a bucket once it reaches the cap (the
+    cap given explicitly applies to the first bucket too). Feed the result to
+    ``predict_layout`` for a "what if" bucket size.
+    """
+    if not cap_mib > 0:
+        raise ValueError("a bucket cap must be positive")
+    cap = cap_mib * 1024 * 1024
+    buckets: list[list[int]] = [[]]
+    filled = 0
+    for p in fit.order:
+        if filled >= cap:
+            buckets.append([])
+            filled = 0
+        buckets[-1].append(p)
+        filled += fit.parameter_bytes[p]
+    return [np.array(b, int) for b in buckets]
+
+
 def predict_layout(
     fit: Fit, bucket_parameters: list[np.ndarray] | tuple[np.ndarray, ...]
 ) -> Prediction:

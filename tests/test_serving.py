@@ -1,0 +1,131 @@
+"""What ``overlap-lab serve`` hands Bokeh's server, checked without a browser."""
+
+from __future__ import annotations
+
+import panel as pn
+import pytest
+from bokeh.core.validation.check import check_integrity
+from bokeh.document import Document
+from panel.io.document import _cleanup_doc
+from panel.io.state import set_curdoc
+
+from app.cli import build_parser
+from app.routes import build_routes
+from app.serving import (
+    CHECK_UNUSED_SESSIONS_MS,
+    LOADING_HTML,
+    TEST_HOOKS_ENV,
+    UNUSED_SESSION_LIFETIME_MS,
+    server_options,
+)
+
+
+@pytest.fixture(scope="module")
+def routes():
+    pn.extension(inline=False)
+    return build_routes()
+
+
+def _server(routes, **options):
+    base = {"port": 0, "address": "127.0.0.1", "origins": []}
+    return pn.serve(
+        routes, show=False, start=False, verbose=False, **server_options(**base, **options)
+    )
+
+
+def test_session_lifetimes_reach_the_server(routes):
+    tornado = _server(routes, unused_session_lifetime=1234, check_unused_sessions=567)._tornado
+    assert tornado._unused_session_lifetime_milliseconds == 1234
+    assert tornado._check_unused_sessions_milliseconds == 567
+
+
+def test_default_lifetimes_are_ours_not_bokehs(routes):
+    tornado = _server(routes)._tornado
+    assert tornado._unused_session_lifetime_milliseconds == UNUSED_SESSION_LIFETIME_MS
+    assert tornado._check_unused_sessions_milliseconds == CHECK_UNUSED_SESSIONS_MS
+    # Bokeh's own default check interval is 17 s; ours must really arrive.
+    assert CHECK_UNUSED_SESSIONS_MS != 17_000
+
+
+def test_cli_options_map_to_server_options():
+    args = build_parser().parse_args(
+        [
+            "serve",
+            "--prefix",
+            "/widgets/",
+            "--use-xheaders",
+            "--unused-session-lifetime",
+            "3000",
+            "--check-unused-sessions",
+            "1000",
+            "--connect-grace",
+            "2000",
+        ]
+    )
+    assert args.connect_grace == 2000
+    options = server_options(
+        port=5006,
+        address="localhost",
+        origins=[],
+        prefix=args.prefix,
+        use_xheaders=args.use_xheaders,
+        unused_session_lifetime=args.unused_session_lifetime,
+        check_unused_sessions=args.check_unused_sessions,
+    )
+    assert options["prefix"] == "/widgets"
+    assert options["use_xheaders"] is True
+    assert options["unused_session_lifetime_milliseconds"] == 3000
+    assert options["check_unused_sessions_milliseconds"] == 1000
+    assert options["liveness"] is True
+
+
+def test_prefix_and_liveness_are_routed(routes):
+    tornado = _server(routes, prefix="widgets")._tornado
+    patterns = {rule.matcher.regex.pattern for rule in tornado.wildcard_router.rules}
+    assert any(p.startswith("/widgets/liveness") for p in patterns), patterns
+    assert any(p.startswith("/widgets/queue-lab") for p in patterns), patterns
+
+
+def test_test_hooks_are_off_unless_asked(monkeypatch):
+    monkeypatch.delenv(TEST_HOOKS_ENV, raising=False)
+    options = server_options(port=5006, address="localhost", origins=[])
+    assert options["extra_patterns"] == []
+    monkeypatch.setenv(TEST_HOOKS_ENV, "1")
+    options = server_options(port=5006, address="localhost", origins=[])
+    assert [p[0] for p in options["extra_patterns"]] == ["/_test/sessions"]
+
+
+def test_every_route_builds_a_valid_document(routes):
+    """Serving skips Bokeh's per-session validation, so every route is validated here."""
+    for path, route in routes.items():
+        doc = Document()
+        with set_curdoc(doc):
+            pn.panel(route()).server_doc(doc)
+        issues = check_integrity(list(doc.models))
+        _cleanup_doc(doc, destroy=True)
+        assert not issues.error, f"{path}: {issues.error}"
+
+
+def test_the_page_says_it_is_loading_until_the_document_renders(routes):
+    """The HTML a route serves shows the notice before any script runs; the page removes it."""
+    from panel.io.resources import Resources
+    from panel.io.server import server_html_page_for_session
+    from panel.io.session import generate_session
+
+    tornado = _server(routes)._tornado
+    session = generate_session(tornado.applications["/queue-lab"].application)
+    doc = session.document
+    with set_curdoc(doc):
+        page = server_html_page_for_session(
+            session,
+            resources=Resources.from_bokeh(tornado.resources()),
+            title=doc.title,
+            template=doc.template,
+            template_variables=doc.template_variables,
+        )
+    body = page[page.index("<body") :]
+    assert body.index(LOADING_HTML) < body.index("data-root-id")
+    assert 'role="status"' in LOADING_HTML and "Loading…" in LOADING_HTML
+    removers = [cb.code for cb in doc.callbacks._js_event_callbacks.get("document_ready", [])]
+    assert any("ol-loading" in code and "remove()" in code for code in removers)
+    _cleanup_doc(doc, destroy=True)
