@@ -180,14 +180,15 @@ def mutants(path: Path) -> list[Mutant]:
 
 
 def equivalent_keys() -> set[str]:
-    """Mutants declared equivalent (first field of each non-comment line)."""
+    """Mutants declared equivalent: each non-comment line up to its first two spaces
+    (a string mutant's key has single spaces in it)."""
     if not EQUIVALENT.exists():
         return set()
     keys = set()
     for line in EQUIVALENT.read_text(encoding="utf-8").splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
-            keys.add(line.split()[0])
+            keys.add(line.split("  ", 1)[0])
     return keys
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from widgets.model.buckets import assign_by_count, ring_allreduce_ms, schedule_arrays
-from widgets.model.ranks import rank_schedule
+from widgets.model.ranks import _advance, rank_schedule
 
 
 def test_two_partial_stragglers_define_different_buckets() -> None:
@@ -264,6 +266,97 @@ def test_transfer_contention_counts_the_ranks_still_computing() -> None:
     assert s.bucket_end[0] == pytest.approx(5 + 1 / 6, rel=1e-12)
     assert s.bucket_start[1] == s.bucket_end[0]  # ready at 5, waits for the link
     assert s.bucket_end[1] == pytest.approx(6 + 1 / 6)
+
+
+def test_rejects_each_bad_input_with_its_own_message() -> None:
+    shape = r"^backward_ms is \(ranks, layers\) or \(layers,\)$"
+    for bad in ([], [[[1.0]]]):
+        with pytest.raises(ValueError, match=shape):
+            rank_schedule(bad, [0], [1.0])
+    for bad in ([1.0, np.inf], [1.0, np.nan], [1.0, -1.0]):
+        with pytest.raises(ValueError, match=r"^backward times must be finite and non-negative$"):
+            rank_schedule(bad, [0, 0], [1.0])
+    for bad in ([0], [0.0, 0.0], [[0, 0]]):
+        with pytest.raises(ValueError, match=r"^give one integer bucket index per layer$"):
+            rank_schedule([1.0, 1.0], bad, [1.0])
+    for bad in ([np.inf], [np.nan], [-1.0]):
+        with pytest.raises(ValueError, match=r"^transfer times must be finite and non-negative$"):
+            rank_schedule([1.0, 1.0], [0, 0], bad)
+    with pytest.raises(
+        ValueError, match=r"^buckets 0\.\.1 must each hold a layer \(one per transfer\)$"
+    ):
+        rank_schedule([1.0, 1.0], [1, 1], [1.0, 1.0])
+
+
+def test_advance_skips_only_the_busy_intervals_already_over() -> None:
+    # From 2.5, 1 ms of work with (1, 2) over and (3, 6) ahead at half speed (slow = 2):
+    # 0.5 ms done by 3, the other 0.5 ms takes 1 ms there: done at 4, still in interval 1.
+    assert _advance(2.5, 1.0, [(1.0, 2.0), (3.0, 6.0)], 0, 2.0) == (4.0, 1)
+    # Two intervals over before it starts, then one ahead.
+    busy = [(0.0, 1.0), (1.5, 2.0), (3.0, 6.0)]
+    assert _advance(2.5, 1.0, busy, 0, 2.0) == (4.0, 2)
+    # Past every interval: full speed.
+    assert _advance(7.0, 1.0, busy, 0, 2.0) == (8.0, 3)
+
+
+def test_the_record_is_frozen_and_compared_by_identity() -> None:
+    s = rank_schedule([1.0, 1.0], [0, 1], [1.0, 1.0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.comm_end = 0.0
+    assert s != rank_schedule([1.0, 1.0], [0, 1], [1.0, 1.0]) and s == s
+
+
+def test_overlap_fraction_by_hand() -> None:
+    # One rank: layer 0 ready at 1, its 0.5 ms transfer 1-1.5 hidden; layer 1 ready at 2,
+    # 2-2.5 exposed. Half of 1 ms of transfers is hidden.
+    s = rank_schedule([1.0, 1.0], [0, 1], [0.5, 0.5])
+    assert s.overlap_fraction == 0.5
+    assert rank_schedule([1.0], [0], [0.0]).overlap_fraction == 0.0  # no transfer time at all
+
+
+def test_rejects_bad_options_with_their_own_messages() -> None:
+    args = ([1.0, 1.0], [0, 0], [1.0])
+    with pytest.raises(ValueError, match=r"^order must list every layer index once$"):
+        rank_schedule(*args, order=[1, 1])
+    with pytest.raises(ValueError, match=r"^backward start times must be finite$"):
+        rank_schedule(*args, start_ms=np.inf)
+    with pytest.raises(ValueError, match=r"^enqueue cost must be finite and non-negative$"):
+        rank_schedule(*args, enqueue_ms=-0.5)
+    with pytest.raises(ValueError, match=r"^contention must be finite and non-negative$"):
+        rank_schedule(*args, contention=np.nan)
+    with pytest.raises(ValueError, match=r"^transfer contention must be finite and non-negative$"):
+        rank_schedule(*args, transfer_contention=-1.0)
+    # A layer with no backward work is allowed: both gradients are ready at 1.
+    assert rank_schedule([0.0, 1.0], [0, 0], [1.0]).layer_ready.tolist() == [[0.0, 1.0]]
+
+
+def test_both_contentions_slow_each_other_for_the_whole_transfer() -> None:
+    # One rank, c = c_t = 1, layers of 4 ms, transfers 4 and 2 ms. Transfer 0 from 4 runs at
+    # half speed while layer B computes at half speed: both end at 12 (B's 4 ms take 8,
+    # the transfer's 4 ms take 8). Transfer 1 then runs alone, 12-14.
+    s = rank_schedule([4.0, 4.0], [0, 1], [4.0, 2.0], contention=1.0, transfer_contention=1.0)
+    assert s.layer_ready.tolist() == [[4.0, 12.0]]
+    assert s.bucket_start.tolist() == [4.0, 12.0]
+    assert s.bucket_end.tolist() == [12.0, 14.0]
+
+
+def test_busy_intervals_and_a_transfer_after_backward_at_full_speed() -> None:
+    s = rank_schedule([1.0, 1.0], [0, 1], [0.5, 0.5])
+    assert s.busy_intervals.tolist() == [[1.0, 1.5], [2.0, 2.5]]
+    # c_t = 1, but the only transfer starts when the rank's backward ends: full speed.
+    s = rank_schedule([1.0], [0], [2.0], transfer_contention=1.0)
+    assert (s.bucket_start.tolist(), s.bucket_end.tolist()) == ([1.0], [3.0])
+
+
+def test_a_rank_starting_as_the_transfer_starts_counts_as_computing() -> None:
+    # c_t = 2 over 2 ranks. Rank 1 starts at 5 with a 0 ms first layer (bucket 0), then 4 ms.
+    # Transfer 0 starts at 5 with rank 1 computing until 9: 2 ms at half speed, 5-9.
+    # Transfer 1 (ready at 2 and 9) then runs alone at full speed, 9-10.
+    s = rank_schedule(
+        [[1.0, 1.0], [0.0, 4.0]], [0, 1], [2.0, 1.0], start_ms=[0.0, 5.0], transfer_contention=2.0
+    )
+    assert s.bucket_start.tolist() == [5.0, 9.0]
+    assert s.bucket_end.tolist() == [9.0, 10.0]
 
 
 @settings(max_examples=200, deadline=None)

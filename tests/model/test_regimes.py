@@ -239,3 +239,23 @@ def test_every_row_of_a_random_sweep_is_consistent(c: BucketConfig) -> None:
     sweep = sweep_layers_per_bucket(c)
     for k in range(1, c.n_layers + 1):
         check_consistent(c, schedule_at(c, k), sweep)
+
+
+def test_a_link_wait_at_the_tolerance_is_judged_alike_by_model_and_check() -> None:
+    # Found by hypothesis: T = 2 x 0.0275 + 1/20 = 0.105 ms; layer 2 ready at 0.1, layer 1
+    # at 0.2; bucket 1 starts at 0.205, a link wait of 0.005 ms, exactly the tolerance in
+    # real numbers, a rounding above it in floats. The check allows the same rounding.
+    c = BucketConfig(
+        n_layers=2,
+        layers_per_bucket=1,
+        backward_ms=0.10000000000000002,  # hypothesis's values, a rounding off 0.1, 20, 0.0275
+        grad_mb=1.0,
+        bandwidth=19.999999999999996,
+        latency_ms=0.027500000000000007,
+        ranks=2,
+        forward_ms=0.0,
+        optimizer_ms=0.0,
+    )
+    s = c.schedule()
+    assert s.regime.last_link_wait_ms == pytest.approx(0.005, abs=1e-12)
+    check_consistent(c, s, sweep_layers_per_bucket(c))

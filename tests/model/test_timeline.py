@@ -401,7 +401,7 @@ def test_intervals_length() -> None:
 
 
 def test_intervals_reject_mismatched_lengths() -> None:
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match=r"^all interval arrays must have the same length$"):
         Intervals(
             np.array([0.0, 1.0]),
             np.array([1.0]),
@@ -412,7 +412,7 @@ def test_intervals_reject_mismatched_lengths() -> None:
 
 
 def test_intervals_reject_end_before_start() -> None:
-    with pytest.raises(ValueError, match="ends before it starts"):
+    with pytest.raises(ValueError, match=r"^an interval ends before it starts$"):
         Intervals(
             np.array([2.0]), np.array([1.0]), np.array(["x"]), np.array(["a"]), np.array(["k"])
         )
@@ -510,3 +510,13 @@ def test_clock_defaults() -> None:
 def test_at_uses_the_segment_running_at_each_time() -> None:
     s = PiecewiseLinearSeries.single(0.0, 10.0, -1.0).split_at(3.0, 1.0)
     assert s.at(np.array([1.0, 3.0, 5.0])).tolist() == [9.0, 7.0, 9.0]
+
+
+def test_clock_lower_bounds() -> None:
+    # Fractions of one are valid everywhere; zero is valid only as the elapsed time.
+    c = Clock(elapsed=0.5, speed=0.5, step_size=0.5, horizon=0.5)
+    assert (c.elapsed, c.speed, c.step_size, c.horizon) == (0.5, 0.5, 0.5, 0.5)
+    assert Clock(elapsed=0.0).elapsed == 0.0
+    for name, bad in (("elapsed", -0.5), ("speed", 0.0), ("step_size", 0.0), ("horizon", 0.0)):
+        with pytest.raises(ValueError):
+            Clock(**{name: bad})

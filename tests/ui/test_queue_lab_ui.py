@@ -266,3 +266,40 @@ def test_an_edit_while_playing_keeps_time_moving_from_where_it_was(lab: Page, ui
     at_edit = max(0.0, 4.0 - start)
     expected = at_edit + 1.0 * (frozen - start)
     assert value_of(lab, "Queue length") == pytest.approx(expected, abs=0.0101)
+
+
+SLOW_PAGE_CLOCK_JS = """
+() => {
+  const real = performance.now.bind(performance);
+  const t0 = real();
+  performance.now = () => t0 + (real() - t0) * 0.5;
+}
+"""
+
+
+def test_an_edit_while_playing_takes_the_servers_anchor_over_the_pages_own_clock(lab: Page, ui):
+    # The page's clock runs at half speed, so its own extrapolation falls behind the
+    # server's. An edit while playing re-anchors the run at the server's time: a page
+    # that kept extrapolating from the old anchor would stay behind, without any jump.
+    lab.evaluate(SLOW_PAGE_CLOCK_JS)
+    button(lab, "Play").click()
+    expect(button(lab, "Pause")).to_be_visible(timeout=TIMEOUT)
+    ui.wait_until(lambda: value_of(lab, "Elapsed time") >= 0.6, timeout=10)
+    before = value_of(lab, "Elapsed time")
+    enter(lab, "Arrival rate", "4")
+    formula = readout(lab, "Formula")
+    expect(formula).to_contain_text("+ 1.00 × (t −", timeout=TIMEOUT)
+    start = float(re.search(r"\(t − (\d+\.\d+)\)", formula.inner_text()).group(1))
+    # The premise: the server's clock ran ahead of the slowed page (about twice as far).
+    assert start >= 1.5 * before, (before, start)
+    after = value_of(lab, "Elapsed time")
+    assert after >= start - 0.02, (start, after)
+    # From the new anchor the page keeps going at its own rate, half of real time.
+    ui.wait_until(lambda: value_of(lab, "Elapsed time") >= start + 0.4, timeout=10)
+    button(lab, "Pause").click()
+    expect(button(lab, "Play")).to_be_visible(timeout=TIMEOUT)
+    frozen = ui.wait_until(lambda: holds_still(lab, lambda: value_of(lab, "Elapsed time")), 10)
+    assert frozen >= start + 0.4
+    # Paused, the page shows the server's time; the queue follows the new rate from it.
+    expected = max(0.0, 4.0 - start) + 1.0 * (frozen - start)
+    assert value_of(lab, "Queue length") == pytest.approx(expected, abs=0.0101)

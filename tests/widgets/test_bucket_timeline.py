@@ -303,6 +303,114 @@ def test_ranks_and_forward_and_optimizer_fields(lab: BucketTimeline) -> None:
 
 
 # --- presets -----------------------------------------------------------------------------
+#
+# Every preset worked out independently of the model: DESIGN.md's alpha-beta ring cost and
+# bucket-order link recurrence, written out again here on whole layers.
+
+
+def _hand_bias_mb(layer_mb: float) -> float:
+    """Bias of a square fp32 linear layer of ``layer_mb`` MB: 4(d^2 + d) bytes in all, 4d bias."""
+    d = (-1.0 + (1.0 + 4.0 * (layer_mb * 1e6 / 4.0)) ** 0.5) / 2.0
+    return 4.0 * d / 1e6
+
+
+def _hand_step(s: dict, per_bucket: int) -> tuple[float, float, float]:
+    """(step, backward end, exposed tail) of settings ``s`` with ``per_bucket`` layers a bucket."""
+    n = s["n_layers"]
+    slow = 1.0 + s["straggler_pct"] / 100.0
+    back, size = s["layer_backward_ms"], s["layer_grad_mb"]
+    back = [s["backward_ms"]] * n if back is None else list(back)
+    size = [s["grad_mb"]] * n if size is None else list(size)
+    if s["tied_embeddings"]:  # the head keeps only its bias; the shared weight counts in layer 1
+        size[n - 1] = _hand_bias_mb(size[n - 1])
+    # Layer i (1-based) is ready once backward has run layers n..i, on the slowest rank.
+    ready = {i: slow * sum(back[i - 1 :]) for i in range(1, n + 1)}
+    if s["find_unused_parameters"]:  # reverse registration order
+        reg = s["layer_registration"]
+        position = {i: i if reg is None else int(reg[i - 1]) for i in range(1, n + 1)}
+        sequence = sorted(ready, key=lambda i: -position[i])
+    else:  # iteration >= 1: rebuilt in the order layers became ready
+        sequence = sorted(ready, key=lambda i: ready[i])
+    p, alpha, bw = s["ranks"], s["latency_ms"], s["bandwidth"]
+    end = launched = -1.0
+    for b in range(0, n, per_bucket):
+        layers = sequence[b : b + per_bucket]
+        transfer = 2 * (p - 1) * alpha + 2 * (p - 1) / p * sum(size[i - 1] for i in layers) / bw
+        launched = max(launched, max(ready[i] for i in layers)) + s["enqueue_ms"]
+        end = max(launched, end) + transfer
+    backward_end = max(ready.values())
+    return (
+        s["forward_ms"] + max(backward_end, end) + s["optimizer_ms"],
+        backward_end,
+        max(0.0, end - backward_end),
+    )
+
+
+def _hand_best(s: dict) -> int:
+    """Best layers per bucket: the shortest step, the largest setting among equal ones."""
+    steps = [_hand_step(s, k)[0] for k in range(1, s["n_layers"] + 1)]
+    return max(k for k in range(1, len(steps) + 1) if steps[k - 1] <= min(steps) + 1e-9)
+
+
+def test_hand_model_matches_steps_worked_on_paper() -> None:
+    """The formula above against sums done by hand, so it is itself checked."""
+    defaults = PRESETS["Overlap works"]
+    # 4 buckets of 75 MB: T = 14 x 0.05 + 1.75 x 3 = 5.95 < 6 ms between readies;
+    # C = 24 + 5.95, step 12 + 29.95 + 2. Best: 2 a bucket, T = 4.2, C = 4 + 6 x 4.2 = 29.2.
+    assert _hand_step(defaults, 3) == pytest.approx((43.95, 24.0, 5.95))
+    assert _hand_step(defaults, 2) == pytest.approx((43.2, 24.0, 5.2))
+    assert _hand_best(defaults) == 2
+    # Backward 1 ms a layer: T = 5.95 > 3 ms, all queue: C = 3 + 4 x 5.95 = 26.8;
+    # 2 a bucket: 2 + 6 x 4.2 = 27.2; 4: 4 + 3 x 7.7 = 27.1; 1: 1 + 12 x 2.45 = 30.4.
+    traffic = PRESETS["Traffic exceeds compute"]
+    assert _hand_step(traffic, 3) == pytest.approx((40.8, 12.0, 14.8))
+    assert _hand_step(traffic, 4) == pytest.approx((41.1, 12.0, 15.1))
+    assert _hand_best(traffic) == 3
+    # 50 GB/s: T = 0.7 + 1.75 x 1.5 = 3.325 > 3: C = 3 + 4 x 3.325 = 16.3, step 6 + 16.3 + 1;
+    # 2 a bucket: 2 + 6 x 2.45 = 16.7; 4: 4 + 3 x 4.2 = 16.6.
+    fast = PRESETS["Fast compute: transfers queue"]
+    assert _hand_step(fast, 3) == pytest.approx((23.3, 12.0, 4.3))
+    assert _hand_step(fast, 4) == pytest.approx((23.6, 12.0, 4.6))
+    assert _hand_best(fast) == 3
+    # Layer 6 registered last: bucket 0 = layers 6, 12, 11, ready at 7 x 2 = 14; it ends
+    # 19.95; bucket 1 (10, 9, 8, ready 10) waits: 25.9; 7, 5, 4 ready 18: 31.85; 3, 2, 1: 37.8.
+    reordered = PRESETS["Reordered module"]
+    assert _hand_step(reordered, 3) == pytest.approx((51.8, 24.0, 13.8))
+    # Straggler: backward 1.8 x 1.5 = 2.7 a layer, E = 32.4; T = 5.95 < 8.1: C = 32.4 + 5.95.
+    assert _hand_step(PRESETS["Straggler"], 3) == pytest.approx((52.35, 32.4, 5.95))
+    assert _hand_bias_mb(25.0) == pytest.approx(0.01, rel=1e-3)  # 0.01 MB of a 25 MB layer
+
+
+#: Each preset by hand: (layers per bucket, step, backward end, tail, best setting, its step).
+#: Latency-bound: T = 14 x 0.2 + 1.75 x 5 / 25 = 3.15 > 2, all queue: C = 2 + 12 x 3.15;
+#: best 2 a bucket, T = 3.5 < 4: C = 24 + 3.5. Link saturated: ready every 5.4, T = 5.95:
+#: C = 5.4 + 4 x 5.95; 2 a bucket: 3.6 + 6 x 4.2. Embedding layer: the last bucket holds
+#: 250 MB, ready at 23: T = 0.7 + 1.75 x 5 = 9.45; 1 a bucket: layer 2's 1.575 ms transfer
+#: ends 23.575, then layer 1's 200 MB, T = 0.7 + 1.75 x 4 = 7.7: C = 31.275.
+#: Tied embeddings: the head's 0.028 MB bias instead of 25 MB changes no readout here.
+#: Straggler: ready every 2.7 > 2.45 (1 a bucket): C = 32.4 + 2.45. Reordered, 7 a bucket:
+#: layers 6, 12..7 (175 MB, ready 14, T = 12.95) then 5..1 (125 MB, T = 9.45): C = 36.4.
+PRESETS_BY_HAND = {
+    "Overlap works": (3, 43.95, 24.0, 5.95, 2, 43.2),
+    "Latency-bound": (1, 53.8, 24.0, 15.8, 2, 41.5),
+    "Link saturated": (3, 43.2, 21.6, 7.6, 2, 42.8),
+    "Fast compute: transfers queue": (3, 23.3, 12.0, 4.3, 3, 23.3),
+    "Traffic exceeds compute": (3, 40.8, 12.0, 14.8, 3, 40.8),
+    "Embedding layer": (3, 46.45, 23.0, 9.45, 1, 45.275),
+    "Straggler": (3, 52.35, 32.4, 5.95, 1, 48.85),
+    "Tied embeddings": (3, 46.45, 23.0, 9.45, 1, 45.275),
+    "Reordered module": (3, 51.8, 24.0, 13.8, 7, 50.4),
+}
+
+
+@pytest.mark.parametrize("name", list(PRESETS_BY_HAND))
+def test_presets_worked_by_hand(name: str) -> None:
+    k, step_ms, backward_end, tail, best, best_step = PRESETS_BY_HAND[name]
+    assert PRESETS[name]["layers_per_bucket"] == k
+    assert _hand_step(PRESETS[name], k) == pytest.approx((step_ms, backward_end, tail))
+    assert _hand_best(PRESETS[name]) == best
+    assert _hand_step(PRESETS[name], best)[0] == pytest.approx(best_step)
+    assert list(PRESETS) == list(PRESETS_BY_HAND)
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -310,11 +418,15 @@ def test_each_preset_shows_its_regime(lab: BucketTimeline, name: str) -> None:
     if name == lab.preset:  # choose another first so the selector really changes
         lab.preset_select.value = CUSTOM
     lab.preset_select.value = name
-    expected = BucketConfig.from_preset(name).schedule()
+    step_ms, backward_end, tail = _hand_step(PRESETS[name], PRESETS[name]["layers_per_bucket"])
     assert lab.preset == name
-    assert value_of(lab, "regime").endswith(expected.regime.kind)
-    assert value_of(lab, "step") == f"{expected.step_time:.2f} ms"
-    assert value_of(lab, "backward_end") == f"{expected.backward_end:.2f} ms"
+    assert value_of(lab, "regime").endswith(lab.schedule.regime.kind)
+    assert value_of(lab, "step") == f"{step_ms:.2f} ms"
+    assert value_of(lab, "backward_end") == f"{backward_end:.2f} ms"
+    assert value_of(lab, "tail") == f"{tail:.2f} ms"
+    best = _hand_best(PRESETS[name])
+    assert lab.best_source.data["x"] == [best]
+    assert lab.best_source.data["y"] == [pytest.approx(_hand_step(PRESETS[name], best)[0])]
     assert PRESET_DESCRIPTIONS[name] in lab.preset_note.object.replace("&#x27;", "'")
     for field in ("layers_per_bucket", "backward_ms", "bandwidth", "latency_ms"):
         assert float(lab.fields[field].input.value) == PRESETS[name][field], field
@@ -329,8 +441,9 @@ def test_editing_after_a_preset_switches_to_custom(lab: BucketTimeline, name: st
     assert lab.preset == CUSTOM
     assert lab.preset_select.value == CUSTOM
     assert "Your own settings." in lab.preset_note.object
-    expected = BucketConfig.from_preset(name, forward_ms=13.0).schedule()
-    assert value_of(lab, "step") == f"{expected.step_time:.2f} ms"
+    settings = {**PRESETS[name], "forward_ms": 13.0}
+    step_ms = _hand_step(settings, settings["layers_per_bucket"])[0]
+    assert value_of(lab, "step") == f"{step_ms:.2f} ms"
 
 
 def test_latency_bound_preset_numbers(lab: BucketTimeline) -> None:
@@ -771,6 +884,35 @@ def test_settings_from_query_ignores_invalid_values(query: dict, notice: str) ->
     assert values_ == {}
     assert len(notices) == 1
     assert notices[0].startswith(notice)
+
+
+def test_preset_profiles_are_read_only() -> None:
+    for name in ("Embedding layer", "Tied embeddings", "Reordered module"):
+        for key in ("layer_backward_ms", "layer_grad_mb", "layer_registration"):
+            if PRESETS[name][key] is not None:
+                with pytest.raises(ValueError, match="read-only"):
+                    PRESETS[name][key][0] = 99.0
+
+
+def test_preset_descriptions_are_sentences_and_their_numbers_hold() -> None:
+    assert list(PRESET_DESCRIPTIONS) == list(PRESETS)
+    for name, text in PRESET_DESCRIPTIONS.items():
+        assert text[0].isupper() and text.endswith(".") and "  " not in text, name
+    # "at least 4.30 ms is exposed whatever the bucket size": the smallest tail over 1..12.
+    fast = PRESETS["Fast compute: transfers queue"]
+    least = min(_hand_step(fast, k)[2] for k in range(1, 13))
+    assert least == pytest.approx(4.3)
+    assert (
+        f"at least {least:.2f} ms is exposed"
+        in PRESET_DESCRIPTIONS["Fast compute: transfers queue"]
+    )
+
+
+def test_the_tied_head_is_the_embeddings_size() -> None:
+    grad = PRESETS["Tied embeddings"]["layer_grad_mb"]
+    assert grad[-1] == grad[0] == 200.0
+    assert "the embedding's 200 MB weight" in PRESET_DESCRIPTIONS["Tied embeddings"]
+    np.testing.assert_array_equal(grad[1:-1], 25.0)
 
 
 def test_a_bucket_of_layers_out_of_order_lists_them() -> None:

@@ -1,0 +1,36 @@
+"""Sweep records by hand: the last bucket per setting, the default caps, the record itself."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from widgets.model.buckets import BucketConfig, default_caps, sweep_layers_per_bucket
+
+
+def test_last_bucket_per_setting_for_twelve_layers() -> None:
+    sweep = sweep_layers_per_bucket(BucketConfig())
+    # n - (ceil(n / k) - 1) k layers are left for the bucket holding layer 1.
+    by_hand = [12 - (math.ceil(12 / k) - 1) * k for k in range(1, 13)]
+    assert by_hand == [1, 2, 3, 4, 2, 6, 5, 4, 3, 2, 1, 12]
+    assert sweep.last_bucket_layers.tolist() == by_hand
+    np.testing.assert_allclose(sweep.last_bucket_mb, [25.0 * k for k in by_hand])
+    assert sweep.n_buckets.tolist() == [math.ceil(12 / k) for k in range(1, 13)]
+
+
+def test_default_caps_geometric_from_the_smallest_layer_to_the_whole() -> None:
+    # 1, 2 and 4 MB: 1 MB to 7 MB in three log steps, 1, sqrt(7), 7, then in MiB.
+    caps = default_caps([1.0, 2.0, 4.0], num=3)
+    np.testing.assert_allclose(caps * 1.048576, [1.0, math.sqrt(7.0), 7.0])
+    assert len(default_caps([1.0, 2.0, 4.0])) == 40
+
+
+def test_the_record_is_frozen_and_compared_by_identity() -> None:
+    sweep = sweep_layers_per_bucket(BucketConfig())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sweep.best_index = 0
+    again = sweep_layers_per_bucket(BucketConfig())
+    assert sweep != again and sweep == sweep
