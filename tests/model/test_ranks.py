@@ -384,3 +384,10 @@ def test_one_rank_contiguous_buckets_start_at_max_of_ready_and_previous_end(work
         end_prev = s.bucket_start[b] + transfer[b]
         assert s.bucket_end[b] == end_prev
     assert s.exposed_tail == max(0.0, end_prev - float(np.cumsum(work)[-1]))
+
+
+def test_a_one_ms_transfer_is_slowed_by_computing_ranks_too() -> None:
+    # One rank, c_t = 1: transfer 0 (1 ms) from 1 runs at half speed while layer 2 computes
+    # until 5: it ends at 3. Transfer 1 is ready at 5 and runs alone, 5-6.
+    s = rank_schedule([1.0, 4.0], [0, 1], [1.0, 1.0], transfer_contention=1.0)
+    assert s.bucket_end.tolist() == [3.0, 6.0]
