@@ -120,8 +120,8 @@ class Widget(pn.viewable.Viewer):
 
     @property
     def chart(self) -> Figure:
-        """The figure the PNG download saves."""
-        raise NotImplementedError
+        """The figure the PNG download saves: ``self.figure`` unless a widget says otherwise."""
+        return self.figure
 
     def reset_model(self) -> None:
         """What Reset does besides the clock (by default, only the clock)."""

@@ -211,10 +211,6 @@ class BucketTimeline(Widget):
             "label": list(bars["label"]),
         }
 
-    @property
-    def chart(self):
-        return self.figure
-
     # -- layout --------------------------------------------------------------------
 
     def controls(self) -> list[pn.viewable.Viewable]:

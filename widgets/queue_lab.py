@@ -280,10 +280,6 @@ class QueueLab(Widget):
             pn.pane.Markdown(LIMITS, sizing_mode="stretch_width"),
         ]
 
-    @property
-    def chart(self):
-        return self.figure
-
     def describe(self) -> str:
         model, t = self.settings, self.clock.now()
         seg = model.segment

@@ -252,10 +252,6 @@ class RanksView(Widget):
             "label": [*bars["label"], *marks["detail"]],
         }
 
-    @property
-    def chart(self):
-        return self.figure
-
     # -- layout --------------------------------------------------------------------
 
     def controls(self) -> list[pn.viewable.Viewable]:

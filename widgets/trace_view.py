@@ -387,10 +387,6 @@ class TraceView(Widget):
             "label": [*a["label"], *b["label"]],
         }
 
-    @property
-    def chart(self):
-        return self.figure
-
     # -- layout --------------------------------------------------------------------
 
     def controls(self) -> list[pn.viewable.Viewable]:
