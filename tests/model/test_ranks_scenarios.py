@@ -26,12 +26,12 @@ from widgets.model.ranks_view import (
     sweep_layers_per_bucket,
 )
 
-REL = 1e-12
+REL = 1e-9  # equal up to rounding: the two models sum in different orders
 TIMED = [s for s in SCENARIOS if s != DISAGREE]
 
 
 def close(actual, expected) -> None:
-    np.testing.assert_allclose(np.asarray(actual, float), expected, rtol=REL, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(actual, float), expected, rtol=REL, atol=REL)
 
 
 # --- hand-computed scenarios ---------------------------------------------------------
