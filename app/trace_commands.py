@@ -246,6 +246,8 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         f"  bandwidth                {f.bandwidth_gbps:7.3f} GB/s of bucket data",
         f"  contention               {f.contention:7.2f}    backward runs at "
         f"1/{1 + f.contention:.2f} of its speed while a transfer is in flight",
+        f"  contention by rank       {' / '.join(f'{c:.2f}' for c in f.rank_contention)}"
+        "    each iteration's most slowed rank first (the step waits for it)",
         f"  transfer contention      {f.transfer_contention:7.2f}    a transfer runs at "
         f"1/{1 + f.transfer_contention:.2f} of its speed while every rank computes",
         f"  enqueue                  {f.enqueue_ms:7.2f} ms from readiness to launch",

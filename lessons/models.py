@@ -130,7 +130,10 @@ def _ranks_names(settings: dict[str, object]) -> dict[str, object]:
     values.update(config=config, result=result, skipped_layer=config.skipped_layer())
     schedule, disagreement = result.schedule, result.disagreement
     if schedule is not None:
-        values.update({f.name: getattr(schedule, f.name) for f in fields(schedule)})
+        # A setting keeps its name (the schedule holds contention per rank, for one).
+        values.update(
+            {f.name: getattr(schedule, f.name) for f in fields(schedule) if f.name not in values}
+        )
         values.update({name: getattr(schedule, name) for name in _SCHEDULE_PROPERTIES})
         values.update({name: getattr(result, name) for name in _TIMELINE_PROPERTIES})
         values.update(schedule=schedule, sweep=sweep_layers_per_bucket(config))

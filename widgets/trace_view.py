@@ -312,6 +312,11 @@ class TraceView(Widget):
             ("Per-transfer overhead", ms(f.overhead_ms), ""),
             ("Bandwidth", f"{f.bandwidth_gbps:.2f} GB/s", ""),
             ("Contention, backward", f"{f.contention:.2f}", "slows by 1 + c while a transfer runs"),
+            (
+                "Contention by rank",
+                " / ".join(f"{c:.2f}" for c in f.rank_contention),
+                "each iteration's most slowed rank first",
+            ),
             ("Contention, transfers", f"{f.transfer_contention:.2f}", "while ranks compute"),
             (
                 "Backward fit quality",

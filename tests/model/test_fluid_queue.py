@@ -573,3 +573,97 @@ def test_no_initial_change_is_pending_until_one_is_made_after_time_zero() -> Non
     q.clock.step()
     q.initial = 2.0
     assert q.initial_pending is True
+
+
+# --- what the page relies on: each setting's declaration ----------------------------------
+
+
+def test_each_setting_and_entry_is_declared_as_the_page_shows_it() -> None:
+    """Label, unit, hint, bounds and default of every field (the page's contract)."""
+    from widgets.model.settings import hint_of, is_setting, unit_of
+
+    expected = {
+        "arrival": ("Arrival rate", "items/s", None, (0.0, 1000.0), 2.0, True),
+        "service": ("Service rate", "items/s", None, (0.0, 1000.0), 3.0, True),
+        "initial": ("Initial items", "items", None, (0.0, 100000.0), 4.0, True),
+        "predicted_drain_time": (
+            "Predicted drain time",
+            "s",
+            "Seconds; checked when the queue empties.",
+            (0.0, 100000.0),
+            None,
+            False,
+        ),
+        "prediction_time": (
+            "Prediction time",
+            "s",
+            "Seconds from 0.",
+            (0.0, 100000.0),
+            None,
+            False,
+        ),
+        "predicted_length": (
+            "Predicted length",
+            "items",
+            "Items at that time.",
+            (0.0, 1e9),
+            None,
+            False,
+        ),
+    }
+    params = FluidQueue.param
+    for name, (label, unit, hint, bounds, default, user_setting) in expected.items():
+        p = params[name]
+        assert (p.label, unit_of(p), hint_of(p)) == (label, unit, hint), name
+        assert (p.bounds, p.default, is_setting(p)) == (bounds, default, user_setting), name
+    assert FluidQueue(initial=100000.0).initial == 100000.0
+    with pytest.raises(ValueError):
+        FluidQueue(initial=100000.5)
+
+
+def test_drain_statuses_read_as_words() -> None:
+    assert [str(s) for s in DrainStatus] == [
+        "drains",
+        "drains after the run",
+        "grows from empty",
+        "never drains",
+    ]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Drain(DrainStatus.DRAINS, 1.0).time = 2.0  # type: ignore[misc]
+
+
+def test_a_held_queue_above_empty_never_drains() -> None:
+    # Equal rates hold the queue where it is: half an item stays half an item.
+    assert Segment(start=2.0, length=0.5, arrival=3.0, service=3.0).drain_time is None
+    assert Segment(start=2.0, length=0.0, arrival=3.0, service=3.0).drain_time == 2.0
+    # Half an item growing is not "grows from empty": it never drains.
+    q = make_queue(initial=0.5, arrival=3.0, service=2.0)
+    assert q.drain().status == DrainStatus.NEVER
+
+
+def test_a_drain_followed_by_growth_counts_even_when_it_ends_empty() -> None:
+    # 2 items at -1/s empty at t = 2; an edit there makes it grow (+1/s); at t = 3
+    # (1 item) an edit drains it at -2/s, empty at 3.5 and staying empty to the end.
+    wall = FakeWall()
+    q = make_queue(wall, step_size=1.0, initial=2.0, arrival=2.0, service=3.0)
+    steps(q, 2)
+    q.arrival = 4.0
+    steps(q, 1)
+    q.arrival = 1.0
+    assert q.first_empty_time() == 2.0
+
+
+def test_a_length_predicted_at_the_end_of_the_run_is_checked_there() -> None:
+    # Initial 4 at -1/s is empty from 4 on: at the horizon (20) the length is 0.
+    q = make_queue(prediction_time=20.0, predicted_length=0.0)
+    assert q.length_check() == PredictionCheck(predicted=0.0, actual=0.0, check_at=20.0)
+
+
+def test_a_drain_that_rounds_a_hair_above_empty_still_drains() -> None:
+    # 1011 items at 81.6 - 855.2 items/s: the floor hit s + q / rate computes a
+    # length of about 1e-13 there, not 0. Relative to 1011 items that is empty.
+    q = make_queue(initial=1011.0, arrival=81.6, service=855.2)
+    _, qs = q.series.vertices(20.0)
+    assert 0.0 < qs[1] < 1e-12  # the rounding this guards against, as it happens
+    assert q.first_empty_time() == pytest.approx(1011.0 / (855.2 - 81.6))
+    assert q.drain().status == DrainStatus.DRAINS

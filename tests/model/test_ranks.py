@@ -324,6 +324,10 @@ def test_rejects_bad_options_with_their_own_messages() -> None:
         rank_schedule(*args, enqueue_ms=-0.5)
     with pytest.raises(ValueError, match=r"^contention must be finite and non-negative$"):
         rank_schedule(*args, contention=np.nan)
+    with pytest.raises(ValueError, match=r"^contention must be finite and non-negative$"):
+        rank_schedule([[1.0], [1.0]], [0], [1.0], contention=[1.0, -0.5])
+    with pytest.raises(ValueError, match=r"^give one contention factor, or one per rank \(2\)$"):
+        rank_schedule([[1.0], [1.0]], [0], [1.0], contention=[1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match=r"^transfer contention must be finite and non-negative$"):
         rank_schedule(*args, transfer_contention=-1.0)
     # A layer with no backward work is allowed: both gradients are ready at 1.
@@ -391,3 +395,22 @@ def test_a_one_ms_transfer_is_slowed_by_computing_ranks_too() -> None:
     # until 5: it ends at 3. Transfer 1 is ready at 5 and runs alone, 5-6.
     s = rank_schedule([1.0, 4.0], [0, 1], [1.0, 1.0], transfer_contention=1.0)
     assert s.bucket_end.tolist() == [3.0, 6.0]
+
+
+def test_contention_per_rank_by_hand():
+    """Two ranks, two layers of 4 ms, one bucket per layer, transfers of 2 ms.
+
+    Rank 0 is slowed by c = 3 (a quarter speed), rank 1 by c = 1 (half speed).
+    Layer A is ready on both at 4; transfer 0 runs 4-6. Layer B: rank 0 does
+    0.5 ms of it by 6 and the other 3.5 ms at full speed, ready at 9.5; rank 1
+    does 1 ms by 6, ready at 9. Transfer 1 waits for rank 0: 9.5-11.5.
+    """
+    s = rank_schedule([[4.0, 4.0], [4.0, 4.0]], [0, 1], [2.0, 2.0], contention=[3.0, 1.0])
+    assert s.layer_ready.tolist() == [[4.0, 9.5], [4.0, 9.0]]
+    assert s.bucket_start.tolist() == [4.0, 9.5]
+    assert s.bucket_end.tolist() == [6.0, 11.5]
+    assert s.bucket_defining_rank.tolist() == [0, 0]
+    assert s.contention.tolist() == [3.0, 1.0]
+    # One factor for all ranks is the same as that factor given per rank.
+    same = rank_schedule([[4.0, 4.0], [4.0, 4.0]], [0, 1], [2.0, 2.0], contention=3.0)
+    assert same.layer_ready.tolist() == [[4.0, 9.5], [4.0, 9.5]]

@@ -30,6 +30,9 @@ class Truth:
     overhead_ms: float = 1.0
     bandwidth_gbps: float = 1.2
     contention: float = 0.5
+    #: Per-iteration contention of the most slowed rank first (shuffled over the
+    #: ranks each iteration); None: every rank gets ``contention``.
+    rank_contention: tuple[float, ...] | None = None
     transfer_contention: float = 1.0
     enqueue_ms: float = 0.3
     skew_ms: float = 2.0
@@ -85,7 +88,11 @@ def synthetic_document(
             order=order,
             start_ms=start,
             enqueue_ms=truth.enqueue_ms,
-            contention=truth.contention,
+            contention=(
+                truth.contention
+                if truth.rank_contention is None
+                else rng.permutation(np.asarray(truth.rank_contention, float))
+            ),
             transfer_contention=truth.transfer_contention,
         )
         ranks = []

@@ -57,6 +57,8 @@ def test_fit_recovers_known_parameters(truth: Truth, traces, pair) -> None:
     assert f.overhead_ms == pytest.approx(truth.overhead_ms, rel=0.05)
     assert f.bandwidth_gbps == pytest.approx(truth.bandwidth_gbps, rel=0.05)
     assert f.contention == pytest.approx(truth.contention, rel=0.1)
+    # Every rank is slowed alike here, so the most and least slowed agree.
+    np.testing.assert_allclose(f.rank_contention, [truth.contention] * 2, rtol=0.15)
     assert f.transfer_contention == pytest.approx(truth.transfer_contention, abs=0.1)
     np.testing.assert_allclose(f.backward_ms, truth.backward_ms, rtol=0.05)
     assert f.enqueue_ms == pytest.approx(truth.enqueue_ms, abs=0.01)
@@ -104,7 +106,7 @@ def test_contention_explains_what_a_fifo_fit_misses(truth: Truth, traces) -> Non
     f = fit([traces["one"], traces["all"]])
     from dataclasses import replace
 
-    plain = replace(f, contention=0.0, transfer_contention=0.0)
+    plain = replace(f, contention=0.0, rank_contention=(0.0, 0.0), transfer_contention=0.0)
     measured = compare(f, traces["three"])["quantities"]["exposed_tail_ms"]["measured"]
     with_terms = predict_layout(f, traces["three"].bucket_parameters)
     without = predict_layout(plain, traces["three"].bucket_parameters)
@@ -161,3 +163,24 @@ def test_buckets_for_a_cap_follow_ddp(traces, cap, layout) -> None:
                 m.tolist() for m in traces[name].bucket_parameters
             ]
             assert [len(b) for b in same] == per
+
+
+def test_unequal_ranks_are_recovered_most_slowed_first() -> None:
+    # Each iteration a random rank loses more of its core (c = 1.2) than the
+    # other (c = 0.3): the fit finds both factors, most slowed first, and the
+    # prediction waits for the slower rank, as the measurement does.
+    truth = Truth(contention=0.7, rank_contention=(1.2, 0.3))
+    t = _traces(truth)
+    f = fit([t["one"], t["all"]])
+    np.testing.assert_allclose(f.rank_contention, [1.2, 0.3], rtol=0.15)
+    assert 0.3 < f.contention < 1.2
+    result = compare(f, t["three"])["quantities"]
+    assert abs(result["backward_return_ms"]["error_pct"]) < 2.0
+    assert abs(result["exposed_tail_ms"]["error_pct"]) < 5.0
+    # The pooled factor for every rank predicts an earlier end of backward.
+    from dataclasses import replace
+
+    pooled = replace(f, rank_contention=(f.contention, f.contention))
+    late = predict_layout(f, t["three"].bucket_parameters).compute_end_ms
+    early = predict_layout(pooled, t["three"].bucket_parameters).compute_end_ms
+    assert early < late - 1.0

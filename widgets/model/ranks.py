@@ -72,7 +72,7 @@ class RankSchedule:
     layer_bucket: np.ndarray  # (L,) bucket of each layer
     backward_ms: np.ndarray  # (R, L) backward time of each layer at normal speed
     transfer_ms: np.ndarray  # (B,)
-    contention: float
+    contention: np.ndarray  # (R,) each rank's backward slowdown factor under transfers
     transfer_contention: float
     enqueue_ms: float
     layer_start: np.ndarray  # (R, L) when each layer's backward starts
@@ -187,7 +187,7 @@ def rank_schedule(
     order: np.typing.ArrayLike | None = None,
     start_ms: np.typing.ArrayLike = 0.0,
     enqueue_ms: float = 0.0,
-    contention: float = 0.0,
+    contention: float | np.typing.ArrayLike = 0.0,
     transfer_contention: float = 0.0,
 ) -> RankSchedule:
     """Solve one step on every rank, event by event.
@@ -202,8 +202,10 @@ def rank_schedule(
     is when each rank's backward starts (a rank delayed by data loading starts
     later). ``enqueue_ms`` is the host's cost to launch a collective and
     ``contention`` the factor c >= 0 by which backward slows while a transfer is
-    in flight; ``transfer_contention`` the factor c_t by which a transfer slows
-    while every rank computes (proportionally while some do).
+    in flight (one for every rank, or one per rank: on shared cores one rank is
+    often starved more than the others); ``transfer_contention`` the factor c_t
+    by which a transfer slows while every rank computes (proportionally while
+    some do).
 
     Worked example of contention: one rank, two layers of 4 ms, one bucket per
     layer, transfers of 2 ms, c = 3. Layer A ends at 4; its transfer runs 4-6.
@@ -241,7 +243,12 @@ def rank_schedule(
         raise ValueError("backward start times must be finite")
     if not (np.isfinite(enqueue_ms) and enqueue_ms >= 0):
         raise ValueError("enqueue cost must be finite and non-negative")
-    if not (np.isfinite(contention) and contention >= 0):
+    c = np.asarray(contention, float)
+    if c.ndim == 0:
+        c = np.full(n_ranks, float(c))
+    if c.shape != (n_ranks,):
+        raise ValueError(f"give one contention factor, or one per rank ({n_ranks})")
+    if not (np.all(np.isfinite(c)) and np.all(c >= 0)):
         raise ValueError("contention must be finite and non-negative")
     if not (np.isfinite(transfer_contention) and transfer_contention >= 0):
         raise ValueError("transfer contention must be finite and non-negative")
@@ -251,7 +258,8 @@ def rank_schedule(
     last_position = np.full(n_buckets, -1)
     np.maximum.at(last_position, bucket, position)
 
-    slow = 1.0 + float(contention)
+    slow = 1.0 + c
+    contended = bool(np.any(c > 0))
     busy: list[tuple[float, float]] = []
     layer_start = np.empty((n_ranks, n_layers))
     layer_ready = np.empty((n_ranks, n_layers))
@@ -263,7 +271,9 @@ def rank_schedule(
         while cursor[r] <= stop:
             layer = seq[cursor[r]]
             layer_start[r, layer] = clock[r]
-            clock[r], first_busy[r] = _advance(clock[r], work[r, layer], busy, first_busy[r], slow)
+            clock[r], first_busy[r] = _advance(
+                clock[r], work[r, layer], busy, first_busy[r], slow[r]
+            )
             layer_ready[r, layer] = clock[r]
             cursor[r] += 1
 
@@ -289,12 +299,12 @@ def rank_schedule(
             # While this transfer runs, backward is slowed by it (and by nothing
             # later), so each rank's end of backward under an open-ended busy
             # interval is exact for as long as the transfer lasts.
-            ahead = [*busy, (bucket_start[b], np.inf)] if contention > 0 else busy
+            ahead = [*busy, (bucket_start[b], np.inf)] if contended else busy
             compute_end = np.array(
                 [
-                    _advance(clock[r], work[r, seq[cursor[r] :]].sum(), ahead, first_busy[r], slow)[
-                        0
-                    ]
+                    _advance(
+                        clock[r], work[r, seq[cursor[r] :]].sum(), ahead, first_busy[r], slow[r]
+                    )[0]
                     for r in range(n_ranks)
                 ]
             )
@@ -304,7 +314,7 @@ def rank_schedule(
         else:
             bucket_end[b] = bucket_start[b] + transfer[b]
         link_free = bucket_end[b]
-        if contention > 0 and transfer[b] > 0:
+        if contended and transfer[b] > 0:
             busy.append((bucket_start[b], bucket_end[b]))
     for r in range(n_ranks):
         advance_to(r, n_layers - 1)
@@ -317,7 +327,7 @@ def rank_schedule(
         layer_bucket=bucket.astype(int),
         backward_ms=work,
         transfer_ms=transfer,
-        contention=float(contention),
+        contention=c,
         transfer_contention=float(transfer_contention),
         enqueue_ms=float(enqueue_ms),
         layer_start=layer_start,

@@ -16,7 +16,10 @@ bucket start and end are read from a trace):
   intervals of parameters that were also seen free. A layout whose transfers
   cover every layer therefore needs a second layout (e.g. one bucket) to
   separate backward time from contention; ``contention_identified`` says
-  whether there was one;
+  whether there was one. The ranks are not slowed alike on shared cores:
+  ``rank_contention`` is each iteration's most slowed rank's factor, the
+  second most's, and so on (medians over the iterations), and the prediction
+  uses them, because the step waits for the slowest rank;
 - **per-transfer overhead** a, **bandwidth** and **transfer contention** c_t: a
   bucket of S bytes needs ``T = a + S / bandwidth`` ms of transfer, done at
   ``1 / (1 + c_t * k / R)`` of full speed while k of R ranks compute. For each
@@ -72,6 +75,7 @@ class Fit:
     bandwidth_gbps: float  # GB/s = 1e6 bytes per ms of bucket data
     contention: float
     transfer_contention: float
+    rank_contention: tuple[float, ...]  # per iteration, the most slowed rank's first
     enqueue_ms: float
     start_skew_ms: float
     forward_ms: float
@@ -189,6 +193,43 @@ def _fit_transfers(t: _Transfers, c_t: float, separable: bool) -> tuple[float, f
     return float(a), float(beta), float(((t.duration - predicted) ** 2).sum())
 
 
+def _rank_contention(
+    d: np.ndarray,
+    phi: np.ndarray,
+    w: np.ndarray,
+    busy: np.ndarray,
+    sample: np.ndarray,
+    world: int,
+    k: float,
+) -> tuple[float, ...]:
+    """Contention factor of the most slowed rank of an iteration, the second most, ...
+
+    On shared cores the ranks are not slowed alike: in each iteration one rank
+    loses more of its core to the transfers than the others, and the last rank
+    to finish backward is the one the step waits for. Each (iteration, rank)
+    gets its own k (the median over its mostly busy intervals); the ranks of an
+    iteration are sorted from most to least slowed, and each position's median
+    over the iterations is its factor. Samples are numbered iteration by
+    iteration, ``world`` per iteration; only iterations in which every rank
+    computed under transfers count. With none, every rank gets the pooled
+    factor.
+    """
+    pooled = k / (1.0 - k)
+    n_samples = int(sample.max()) + 1 if sample.size else 0
+    if not busy.any() or n_samples % world:
+        return (pooled,) * world
+    per = np.full(n_samples, np.nan)
+    ratio = (1.0 - w / d) / np.where(phi > 0, phi, 1.0)
+    for s_ in np.unique(sample[busy]):
+        per[s_] = np.median(ratio[busy & (sample == s_)])
+    per = np.clip(per, 0.0, MAX_K).reshape(-1, world)
+    seen = per[~np.isnan(per).any(axis=1)]  # iterations where every rank overlapped
+    if not seen.size:
+        return (pooled,) * world
+    k_rank = np.median(-np.sort(-seen, axis=1), axis=0)
+    return tuple(float(x / (1.0 - x)) for x in k_rank)
+
+
 def fit(traces: list[Trace], max_other_load: float | None = 0.25) -> Fit:
     """Fit the model to ``traces`` (same parameters and world size), using quiet iterations.
 
@@ -207,7 +248,7 @@ def fit(traces: list[Trace], max_other_load: float | None = 0.25) -> Fit:
             raise TraceError(f"{t.name}: {t.n_ranks} ranks, {traces[0].name} has {world}")
     n_params = len(names)
 
-    d_all, u_all, group_all = [], [], []
+    d_all, u_all, group_all, sample_all = [], [], [], []
     transfers: list[
         tuple[float, float, float, np.ndarray, np.ndarray]
     ] = []  # S, start, end, lo, hi
@@ -228,6 +269,7 @@ def fit(traces: list[Trace], max_other_load: float | None = 0.25) -> Fit:
                 d_all.append(hi - lo)
                 u_all.append(_busy_overlap(lo, hi, start, end))
                 group_all.append(r * n_params + seq)
+                sample_all.append(np.full(seq.size, len(sample_all)))
                 ready_rel.append(ready)
                 running = np.maximum.accumulate(m.bucket_ready[i, r])
                 enqueue.append(t.issue[i, r] - m.t0[i] - running)
@@ -260,6 +302,9 @@ def fit(traces: list[Trace], max_other_load: float | None = 0.25) -> Fit:
             break
         k = float(np.clip(np.median((1.0 - w[g[busy]] / d[busy]) / phi[busy]), 0.0, MAX_K))
     per_param = np.clip(w, 0.0, None)
+    rank_contention = _rank_contention(
+        d, phi, per_param[g], busy, np.concatenate(sample_all), world, k
+    )
     backward_quality = _r2(d, per_param[g] / (1.0 - k * phi))
     contention = k / (1.0 - k)
 
@@ -289,6 +334,7 @@ def fit(traces: list[Trace], max_other_load: float | None = 0.25) -> Fit:
         bandwidth_gbps=1.0 / beta / 1e6,
         contention=contention,
         transfer_contention=c_t,
+        rank_contention=rank_contention,
         enqueue_ms=float(max(0.0, np.median(np.concatenate(enqueue)))),
         start_skew_ms=float(np.median(skew)),
         forward_ms=float(np.median(forward)),

@@ -2,8 +2,9 @@
 
 The prediction runs ``widgets.model.ranks.rank_schedule`` with the fitted
 per-parameter backward times (in their measured readiness order), the
-target's buckets and their ``a + S / bandwidth`` transfers, both contention
-factors and the enqueue cost. The last rank starts backward at 0 and every
+target's buckets and their ``a + S / bandwidth`` transfers, the contention
+factor of each rank (``rank_contention``, the most slowed rank first), the
+transfer contention and the enqueue cost. The last rank starts backward at 0 and every
 other rank ``start_skew_ms`` earlier. Then, in the terms of ``measure``:
 
 - communication end C = the last transfer's end; compute end E = the last
@@ -77,7 +78,7 @@ def predict_layout(
         order=np.asarray(fit.order, int),
         start_ms=start,
         enqueue_ms=fit.enqueue_ms,
-        contention=fit.contention,
+        contention=np.asarray(fit.rank_contention, float),
         transfer_contention=fit.transfer_contention,
     )
     compute_end = s.last_backward_end
