@@ -249,7 +249,7 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         f"  contention by rank       {' / '.join(f'{c:.2f}' for c in f.rank_contention)}"
         "    each iteration's most slowed rank first (the step waits for it)",
         f"  transfer contention      {f.transfer_contention:7.2f}    a transfer runs at "
-        f"1/{1 + f.transfer_contention:.2f} of its speed while every rank computes",
+        f"1/{1 + f.transfer_contention:.2f} of its speed while any rank computes",
         f"  enqueue                  {f.enqueue_ms:7.2f} ms from readiness to launch",
         f"  start skew               {f.start_skew_ms:7.2f} ms (other ranks start backward "
         "earlier than the last)",

@@ -317,7 +317,11 @@ class TraceView(Widget):
                 " / ".join(f"{c:.2f}" for c in f.rank_contention),
                 "each iteration's most slowed rank first",
             ),
-            ("Contention, transfers", f"{f.transfer_contention:.2f}", "while ranks compute"),
+            (
+                "Contention, transfers",
+                f"{f.transfer_contention:.2f}",
+                "slows by 1 + c while any rank computes",
+            ),
             (
                 "Backward fit quality",
                 f"R² {R2(f.backward_quality.r2)}",

@@ -255,17 +255,17 @@ def test_transfer_contention_worked_example() -> None:
     assert s.bucket_duration_ms.tolist() == [4.0, 2.0]
 
 
-def test_transfer_contention_counts_the_ranks_still_computing() -> None:
-    # Two ranks, c = 0, c_t = 2: a transfer runs at 1/3 speed while both compute,
-    # 1/2 while one does. Rank 0 computes 1 then 1; rank 1 computes 1 then 4.
-    # Bucket 0 (first layers) starts at 1; both compute until 2 (1/3 ms of its
-    # 2 ms done), rank 1 alone until 5 (1.5 ms more), then full speed: 1/6 ms
-    # left ends it at 5 + 1/6.
+def test_transfer_contention_lasts_while_any_rank_computes() -> None:
+    # Two ranks, c = 0, c_t = 2: a transfer runs at 1/3 speed while any rank
+    # computes (an all-reduce moves at its slowest participant's pace). Rank 0
+    # computes 1 then 1; rank 1 computes 1 then 4. Bucket 0 (first layers)
+    # starts at 1; rank 1 computes until 5, so by then 4/3 ms of its 2 ms are
+    # done, and the last 2/3 ms at full speed end it at 5 + 2/3.
     s = rank_schedule([[1, 1], [1, 4]], [0, 1], [2.0, 1.0], transfer_contention=2.0)
     assert s.bucket_start[0] == 1.0
-    assert s.bucket_end[0] == pytest.approx(5 + 1 / 6, rel=1e-12)
+    assert s.bucket_end[0] == pytest.approx(5 + 2 / 3, rel=1e-12)
     assert s.bucket_start[1] == s.bucket_end[0]  # ready at 5, waits for the link
-    assert s.bucket_end[1] == pytest.approx(6 + 1 / 6)
+    assert s.bucket_end[1] == pytest.approx(6 + 2 / 3)
 
 
 def test_rejects_each_bad_input_with_its_own_message() -> None:
@@ -353,11 +353,11 @@ def test_busy_intervals_and_a_transfer_after_backward_at_full_speed() -> None:
 
 
 def test_a_rank_starting_as_the_transfer_starts_counts_as_computing() -> None:
-    # c_t = 2 over 2 ranks. Rank 1 starts at 5 with a 0 ms first layer (bucket 0), then 4 ms.
+    # c_t = 1 over 2 ranks. Rank 1 starts at 5 with a 0 ms first layer (bucket 0), then 4 ms.
     # Transfer 0 starts at 5 with rank 1 computing until 9: 2 ms at half speed, 5-9.
     # Transfer 1 (ready at 2 and 9) then runs alone at full speed, 9-10.
     s = rank_schedule(
-        [[1.0, 1.0], [0.0, 4.0]], [0, 1], [2.0, 1.0], start_ms=[0.0, 5.0], transfer_contention=2.0
+        [[1.0, 1.0], [0.0, 4.0]], [0, 1], [2.0, 1.0], start_ms=[0.0, 5.0], transfer_contention=1.0
     )
     assert s.bucket_start.tolist() == [5.0, 9.0]
     assert s.bucket_end.tolist() == [9.0, 10.0]

@@ -21,9 +21,10 @@ buckets numbered in launch order (bucket 0 first):
 ``end_b``), backward runs at ``1 / (1 + c)`` of its normal speed on every rank
 (communication kernels take compute units; on CPU, the communication threads
 take cores). Optionally the reverse too: with ``transfer_contention`` c_t > 0
-a transfer progresses at ``1 / (1 + c_t * k / R)`` of its speed while k of the R
-ranks are still in backward (on a CPU the cores are shared both ways), so it
-takes between ``T_b`` and ``(1 + c_t) T_b``.
+a transfer progresses at ``1 / (1 + c_t)`` of its speed while any rank is still
+in backward (on a CPU the cores are shared both ways, and an all-reduce moves
+at the pace of its slowest participant: one rank still computing holds every
+rank's transfer back), so it takes between ``T_b`` and ``(1 + c_t) T_b``.
 
 Backward then depends on when the link is busy, which depends on readiness, so
 the schedule is solved bucket by bucket: bucket b's readiness needs only the
@@ -164,14 +165,13 @@ def _advance(t: float, work: float, busy: list[tuple[float, float]], first: int,
 def _transfer_end(
     start: float, work: float, compute_start: np.ndarray, compute_end: np.ndarray, c_t: float
 ) -> float:
-    """End of a transfer of ``work`` ms begun at ``start``, at ``1 / (1 + c_t * k / R)``
-    of its speed while k of the R ranks compute (rank r over [compute_start, compute_end))."""
-    n = compute_start.size
+    """End of a transfer of ``work`` ms begun at ``start``, at ``1 / (1 + c_t)`` of its
+    speed while any rank computes (rank r over [compute_start, compute_end))."""
     edges = np.unique(np.concatenate([compute_start, compute_end]))
     t = start
     for edge in [*edges[edges > start].tolist(), np.inf]:
-        k = np.count_nonzero((compute_start <= t) & (compute_end > t))
-        slow = 1.0 + c_t * k / n
+        computing = np.any((compute_start <= t) & (compute_end > t))
+        slow = 1.0 + c_t if computing else 1.0
         if work <= (edge - t) / slow:
             return t + work * slow
         work -= (edge - t) / slow
@@ -204,8 +204,7 @@ def rank_schedule(
     ``contention`` the factor c >= 0 by which backward slows while a transfer is
     in flight (one for every rank, or one per rank: on shared cores one rank is
     often starved more than the others); ``transfer_contention`` the factor c_t
-    by which a transfer slows while every rank computes (proportionally while
-    some do).
+    by which a transfer slows while any rank computes.
 
     Worked example of contention: one rank, two layers of 4 ms, one bucket per
     layer, transfers of 2 ms, c = 3. Layer A ends at 4; its transfer runs 4-6.

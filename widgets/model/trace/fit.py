@@ -22,7 +22,9 @@ bucket start and end are read from a trace):
   uses them, because the step waits for the slowest rank;
 - **per-transfer overhead** a, **bandwidth** and **transfer contention** c_t: a
   bucket of S bytes needs ``T = a + S / bandwidth`` ms of transfer, done at
-  ``1 / (1 + c_t * k / R)`` of full speed while k of R ranks compute. For each
+  ``1 / (1 + c_t)`` of full speed while any rank computes (an all-reduce
+  moves at its slowest participant's pace; sharing the slowdown out by the
+  share of ranks computing predicted a lone large transfer worse). For each
   c_t on a grid, the measured durations give each transfer's work T, a and
   bandwidth follow by least squares, and the c_t whose predicted durations
   match the measured ones best wins. Overhead and bandwidth can only be told
@@ -125,7 +127,7 @@ class _Transfers:
 
     Piece i of transfer n starts at ``edge[n, i]`` and lasts ``width[n, i]`` (the
     last real piece is unbounded; padding pieces have width 0); ``load[n, i]`` is
-    the share of ranks computing then. None of this depends on the fit.
+    1 while any rank computes then, else 0. None of this depends on the fit.
     """
 
     size: np.ndarray  # (N,) bytes
@@ -147,7 +149,7 @@ class _Transfers:
             k = ((lo[None, :] <= e[:, None]) & (hi[None, :] > e[:, None])).sum(axis=1)
             edge[n, : e.size] = e
             width[n, : e.size] = np.diff(np.concatenate([e, [np.inf]]))
-            load[n, : e.size] = k / lo.size
+            load[n, : e.size] = k > 0  # any rank computing slows the whole all-reduce
         return cls(
             size=np.array([r[0] for r in rows]),
             start=np.array([r[1] for r in rows]),
