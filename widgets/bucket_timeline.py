@@ -25,6 +25,7 @@ from .model.buckets import (
     PRESET_DESCRIPTIONS,
     PRESETS,
     BucketConfig,
+    SweepResult,
     sweep_layers_per_bucket,
 )
 from .model.timeline import Clock
@@ -158,7 +159,8 @@ class BucketTimeline(Widget):
     # -- drawing -------------------------------------------------------------------
 
     def update(self) -> None:
-        s = self.schedule = self.settings.schedule()
+        sweep = sweep_layers_per_bucket(self.settings)
+        s = self.schedule = self.settings.schedule(layer_sweep=sweep)
         self.fit_clock(s.optimizer_start + s.optimizer_ms, PLAY_SECONDS)
         self.intervals.data = bar_columns(s)
         self.tail_box.left, self.tail_box.right = s.backward_end, s.comm_end
@@ -169,14 +171,13 @@ class BucketTimeline(Widget):
         self.figure.x_range.end = self.clock.horizon * 1.02
         for key, (label, value, note) in bucket_text.readout_values(s).items():
             self.readouts[key].text = readout_html(label, value, self._ids[key], note=note)
-        self._sweep()
+        self._sweep(sweep)
         self.explanation.object = bucket_text.explanation(s)
         desc = PRESET_DESCRIPTIONS.get(self.preset, "Your own settings.")
         self.preset_note.object = f'<div class="ol-hint">{html.escape(desc)}</div>'
         self.bridge.object = bucket_text.bridge_html(self.settings)
 
-    def _sweep(self) -> None:
-        sw = sweep_layers_per_bucket(self.settings)
+    def _sweep(self, sw: SweepResult) -> None:
         self.sweep_source.data = {
             "x": sw.setting,
             "step": sw.step_time,

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from widgets.model.buckets import BucketConfig, default_caps, sweep_layers_per_bucket
+from widgets.model.buckets import PRESETS, BucketConfig, default_caps, sweep_layers_per_bucket
 
 
 def test_last_bucket_per_setting_for_twelve_layers() -> None:
@@ -34,3 +34,20 @@ def test_the_record_is_frozen_and_compared_by_identity() -> None:
         sweep.best_index = 0
     again = sweep_layers_per_bucket(BucketConfig())
     assert sweep != again and sweep == sweep
+
+
+def test_a_sweep_given_to_the_schedule_is_the_one_it_would_compute() -> None:
+    # Latency-bound preset: layers per bucket is the knob, and the sweep a view
+    # already drew decides the suggestion exactly as the schedule's own would.
+    config = BucketConfig(**PRESETS["Latency-bound"])
+    sweep = sweep_layers_per_bucket(config)
+    own, given = config.schedule(), config.schedule(layer_sweep=sweep)
+    assert given.regime == own.regime
+    assert given.regime.best_setting == sweep.best_setting
+    # A layers-per-bucket sweep says nothing about byte caps: with a cap set, the
+    # schedule sweeps the caps itself and ignores it.
+    capped = BucketConfig(
+        **{**PRESETS["Latency-bound"], "ddp_bucketing": True, "bucket_cap_mb": 4.0}
+    )
+    assert capped.schedule(layer_sweep=sweep).regime == capped.schedule().regime
+    assert capped.schedule(layer_sweep=sweep).regime.best_setting != sweep.best_setting

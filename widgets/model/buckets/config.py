@@ -8,6 +8,8 @@ the knob (``layers_per_bucket``, or a byte cap when ``ddp_bucketing`` is on or
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import param
 
@@ -22,6 +24,9 @@ from .bucketing import (
 )
 from .schedule import Schedule, build_schedule
 from .tensors import MB_PER_MIB, GradientTensors, gradient_tensors
+
+if TYPE_CHECKING:  # the sweep module imports this one
+    from .sweep import SweepResult
 
 MAX_LAYERS = 64
 
@@ -258,10 +263,20 @@ class BucketConfig(param.Parameterized):
             return self.layers_per_bucket
         return DDP_DEFAULT_CAP_MIB if self.bucket_cap_mb is None else self.bucket_cap_mb
 
-    def schedule(self) -> Schedule:
+    def schedule(self, layer_sweep: SweepResult | None = None) -> Schedule:
         """The schedule of one step with these settings, its regime's suggestion
-        decided against every setting of the knob in force (see ``regimes``)."""
+        decided against every setting of the knob in force (see ``regimes``).
+
+        ``layer_sweep`` is ``sweep_layers_per_bucket(self)`` when the caller has
+        already computed it (a view that draws the sweep), so that it is not
+        computed twice; it is used only when layers per bucket is the knob.
+        """
         from .sweep import knob_best
+
+        if layer_sweep is not None and not self.uses_byte_cap():
+            best = (layer_sweep.best_setting, layer_sweep.best_step)
+        else:
+            best = knob_best(self)
 
         tensors = self.tensors()
         return build_schedule(
@@ -273,6 +288,6 @@ class BucketConfig(param.Parameterized):
             forward_ms=self.forward_ms,
             optimizer_ms=self.optimizer_ms,
             setting=self.knob_setting(),
-            best=knob_best(self),
+            best=best,
             **self.link_settings(),
         )
