@@ -80,8 +80,8 @@ class Trace:
         return f"{self.n_buckets} bucket{'s' * (self.n_buckets != 1)}: {counts} parameters"
 
 
-def _reject_constant(name: str) -> None:
-    raise TraceError(f"trace: {name} is not a number JSON allows")
+def _reject_constant(trace_name: str, constant: str) -> None:
+    raise TraceError(f"{trace_name}: {constant} is not a number JSON allows")
 
 
 def parse_trace(data: bytes | str, name: str = "trace", max_bytes: int = MAX_TRACE_BYTES) -> Trace:
@@ -95,7 +95,7 @@ def parse_trace(data: bytes | str, name: str = "trace", max_bytes: int = MAX_TRA
         except UnicodeDecodeError as exc:
             raise TraceError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     try:
-        document = json.loads(data, parse_constant=_reject_constant)
+        document = json.loads(data, parse_constant=lambda c: _reject_constant(name, c))
     except json.JSONDecodeError as exc:
         raise TraceError(
             f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
@@ -155,7 +155,8 @@ def keep_quietest(documents: list[dict[str, Any]], count: int) -> list[dict[str,
         note = document["metadata"].get("note", "")
         together = f", in {len(documents)} traces of one run" if len(documents) > 1 else ""
         trimmed = (
-            f"Kept the {len(chosen)} iterations of {len(numbers)} with the least load from "
+            f"Kept the {len(chosen)} iteration{'' if len(chosen) == 1 else 's'} of "
+            f"{len(numbers)} with the least load from "
             f"other processes{together} (at most {worst:.0%} of the cores)."
         )
         metadata = {**document["metadata"], "note": f"{note} {trimmed}".strip()}
