@@ -71,7 +71,10 @@ def test_layer_arrays_are_checked_one_by_one(backward, grad) -> None:
         schedule_arrays(backward, grad, [0] * max(1, len(backward)), **LINK)
 
 
-@pytest.mark.parametrize("backward, grad", [([0.0, 1.0], [1.0, 1.0]), ([1.0, 1.0], [1.0, -1.0])])
+@pytest.mark.parametrize(
+    "backward, grad",
+    [([0.0, 1.0], [1.0, 1.0]), ([1.0, 1.0], [1.0, -1.0]), ([1.0, 1.0], [1.0, 0.0])],
+)
 def test_each_profile_must_be_positive(backward, grad) -> None:
     with pytest.raises(ValueError, match=r"^backward times and gradient sizes must be positive$"):
         schedule_arrays(backward, grad, [0, 0], **LINK)
@@ -106,3 +109,16 @@ def test_a_straggler_stretches_every_layer() -> None:
     s = schedule_arrays([2.0, 2.0], [1.0, 1.0], [1, 0], straggler_pct=50.0, **LINK)
     assert s.layer_backward_ms.tolist() == [3.0, 3.0]
     assert s.backward_end == 6.0
+
+
+def test_a_tied_head_is_drawn_in_its_own_biass_bucket() -> None:
+    # Tied embeddings, two layers: layer 1's weight (shared with the head), layer 1's
+    # bias, and the head's (layer 2's) bias, which is its only tensor. Layer 1 is drawn
+    # in its weight's bucket (1), the head in its bias's bucket (0).
+    tensors = gradient_tensors(np.array([2.0, 2.0]), np.array([1.0, 1.0]), tied_embeddings=True)
+    assert tensors.layer.tolist() == [1, 1, 2]
+    assert [k for k in tensors.kind] == [TensorKind.WEIGHT, TensorKind.BIAS, TensorKind.BIAS]
+    s = build_schedule(
+        tensors, np.array([1, 1, 0]), backward_ms=[2.0, 2.0], layer_grad_mb=[1.0, 1.0], **LINK
+    )
+    assert s.layer_bucket.tolist() == [1, 0]
