@@ -25,6 +25,10 @@ from widgets.model.trace import (
     validate_trace,
 )
 
+# The fit calls a parameter seen free (free of transfers) after five free intervals:
+# the median of fewer is one stray interval away from several times the layer's time.
+SEEN_FREE = 5
+
 
 def _rank(start: float, ready: list[float], issue: list[float], complete: list[float]) -> dict:
     """One rank of one iteration (times relative to the iteration)."""
@@ -219,12 +223,25 @@ _FREE = _rank(0.0, [0.5, 1.0], [1.0, 1.5], [1.5, 2.0])
 _HALF = _rank(0.0, [0.5, 1.125], [0.5, 1.125], [0.8125, 1.625])
 
 
+def test_a_parameter_seen_free_fewer_than_five_times_does_not_count_as_free() -> None:
+    # Four free intervals of b are not enough to call b seen free: no parameter was
+    # seen both free and busy, so contention is not identified (c = 0) and b's time
+    # is the median of all five of its intervals, 0.5 (four of 0.5, one of 0.625).
+    f = fit([_trace(["a", "b"], _AB, [[_FREE]] * (SEEN_FREE - 1) + [[_HALF]])])
+    assert not f.contention_identified
+    assert f.contention == 0.0
+    assert f.backward_ms == pytest.approx((0.5, 0.5), rel=1e-9)
+    # One more free interval and it counts: the same data then identifies c = 2/3.
+    f = fit([_trace(["a", "b"], _AB, [[_FREE]] * SEEN_FREE + [[_HALF]])])
+    assert f.contention_identified
+
+
 def test_contention_from_a_half_busy_sub_millisecond_interval() -> None:
-    # w_a = 0.5 (free both times), w_b = 0.5 (its one free interval). b's busy interval:
+    # w_a = 0.5 (always free), w_b = 0.5 (its free intervals). b's busy interval:
     # d = 0.625, phi = 0.3125 / 0.625 = 0.5 (exactly the busy threshold), so
-    # k = (1 - 0.5 / 0.625) / 0.5 = 0.4 and c = k / (1 - k) = 2/3. b was seen free only once,
-    # which is enough. Backward times below 1 ms are kept as they are.
-    f = fit([_trace(["a", "b"], _AB, [[_FREE], [_HALF]])])
+    # k = (1 - 0.5 / 0.625) / 0.5 = 0.4 and c = k / (1 - k) = 2/3. b was seen free the
+    # five times the fit needs. Backward times below 1 ms are kept as they are.
+    f = fit([_trace(["a", "b"], _AB, [[_FREE]] * SEEN_FREE + [[_HALF]])])
     assert f.contention_identified
     assert f.contention == pytest.approx(2 / 3, rel=1e-9)
     assert f.rank_contention == pytest.approx((2 / 3,), rel=1e-9)
@@ -233,7 +250,7 @@ def test_contention_from_a_half_busy_sub_millisecond_interval() -> None:
     # Predicted intervals 0.5, 0.5, 0.5 and 0.5 / (1 - 0.4 * 0.5) = 0.625: all exact.
     assert f.backward_quality.r2 == pytest.approx(1.0, abs=1e-9)
     assert f.backward_quality.rms_ms == pytest.approx(0.0, abs=1e-9)
-    assert f.backward_quality.samples == 4
+    assert f.backward_quality.samples == 2 * (SEEN_FREE + 1)
 
 
 def test_every_rank_gets_the_pooled_factor_when_no_iteration_had_all_ranks_busy() -> None:
@@ -242,7 +259,7 @@ def test_every_rank_gets_the_pooled_factor_when_no_iteration_had_all_ranks_busy(
     # every rank busy, so both ranks get the pooled c = 2/3.
     early = _rank(-2.0, [-1.5, -1.0], [-1.5, -1.0], [1.5, 2.0])
     early_2 = _rank(-2.0, [-1.5, -1.0], [-1.5, -1.0], [0.8125, 1.625])
-    f = fit([_trace(["a", "b"], _AB, [[_FREE, early], [_HALF, early_2]])])
+    f = fit([_trace(["a", "b"], _AB, [[_FREE, early]] * SEEN_FREE + [[_HALF, early_2]])])
     assert f.contention == pytest.approx(2 / 3, rel=1e-9)
     assert f.rank_contention == pytest.approx((2 / 3, 2 / 3), rel=1e-9)
     assert f.start_skew_ms == pytest.approx(2.0)
@@ -252,7 +269,7 @@ def test_a_huge_contention_is_capped_at_k_095() -> None:
     # b takes 20 ms, all under a's transfer, after a free 0.5 ms: k = 1 - 0.5 / 20 = 0.975,
     # beyond the cap k <= 0.95, so c = 0.95 / 0.05 = 19 (pooled and per rank alike).
     slow = _rank(0.0, [0.5, 20.5], [0.5, 21.0], [21.0, 21.5])
-    f = fit([_trace(["a", "b"], _AB, [[_FREE], [slow]])])
+    f = fit([_trace(["a", "b"], _AB, [[_FREE]] * SEEN_FREE + [[slow]])])
     assert f.contention == pytest.approx(19.0, rel=1e-9)
     assert f.rank_contention == pytest.approx((19.0,), rel=1e-9)
 
@@ -267,7 +284,7 @@ def test_an_interval_exactly_a_tenth_busy_counts_as_free_and_rounds_are_few() ->
     # w_b is the fourth round's, from k3.
     tenth = _rank(0.0, [1.0, 3.5], [3.25, 3.75], [3.75, 4.25])
     busy = _rank(0.0, [1.0, 5.0], [1.0, 5.0], [3.0, 5.5])
-    f = fit([_trace(["a", "b"], _AB, [[tenth], [busy]])])
+    f = fit([_trace(["a", "b"], _AB, [[tenth]] * SEEN_FREE + [[busy]])])
     assert f.contention_identified
     k4 = 0.85693359375
     assert f.contention == pytest.approx(k4 / (1 - k4), rel=1e-9)

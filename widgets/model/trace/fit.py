@@ -11,7 +11,8 @@ bucket start and end are read from a trace):
   inside). Regressing ``d`` on the busy time ``phi d`` would be biased (the busy
   time grows with the noise in ``d``), so the fit is in two robust steps, a
   few rounds: ``w_p`` is the median of ``d (1 - k phi)`` over the intervals of
-  parameter p that were nearly free of transfers (all of them if none were),
+  parameter p that were nearly free of transfers (all of them if fewer than
+  ``MIN_FREE`` were),
   and ``k`` the median of ``(1 - w_p / d) / phi`` over the mostly busy
   intervals of parameters that were also seen free. A layout whose transfers
   cover every layer therefore needs a second layout (e.g. one bucket) to
@@ -51,6 +52,10 @@ from .measure import measure, quiet_iterations
 
 MAX_K = 0.95  # c = k / (1 - k) <= 19: beyond that a fit has gone wrong
 FREE_SHARE = 0.1  # an interval at most this busy counts as free of transfers
+# A parameter counts as seen free with at least this many free intervals: the
+# median of fewer is one stray interval (the scheduler preempting a rank) away
+# from several times the layer's real time.
+MIN_FREE = 5
 BUSY_SHARE = 0.5  # ...and at least this busy informs the contention factor
 ROUNDS = 4
 TRANSFER_CONTENTION_GRID = np.linspace(0.0, 6.0, 121)
@@ -290,7 +295,7 @@ def fit(traces: list[Trace], max_other_load: float | None = 0.25) -> Fit:
     phi = np.concatenate(u_all) / np.maximum(d, 1e-12)
     g = np.concatenate(group_all) % n_params  # ranks pooled: they run the same layers
     free = phi <= FREE_SHARE
-    seen_free = np.bincount(g[free], minlength=n_params) > 0
+    seen_free = np.bincount(g[free], minlength=n_params) >= MIN_FREE
     busy = (phi >= BUSY_SHARE) & seen_free[g]
     identified = bool(busy.any())
     k = 0.0
