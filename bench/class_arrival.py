@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.loadclient import PageLoad, close, configure_client, edit, load_page
-from bench.run import CLOCK_TICK, cpu_seconds, free_port, start_server, stop_server
+from bench.servers import free_port, start_server, stop_server
+from bench.stats import CLOCK_TICK, cpu_seconds
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
