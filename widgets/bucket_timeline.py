@@ -124,7 +124,10 @@ class BucketTimeline(Widget):
 
     def _preset_chosen(self, event: param.parameterized.Event) -> None:
         if event.new == CUSTOM:
-            self.refresh()
+            # Nothing the model uses changed: an edit that made the preset Custom
+            # redraws once, after this, and choosing Custom itself only changes the note.
+            with pn.io.unlocked():
+                self._show_preset_note()
             return
         self._applying_preset = True
         self._base_preset = event.new
@@ -173,9 +176,12 @@ class BucketTimeline(Widget):
             self.readouts[key].text = readout_html(label, value, self._ids[key], note=note)
         self._sweep(sweep)
         self.explanation.object = bucket_text.explanation(s)
+        self._show_preset_note()
+        self.bridge.object = bucket_text.bridge_html(self.settings)
+
+    def _show_preset_note(self) -> None:
         desc = PRESET_DESCRIPTIONS.get(self.preset, "Your own settings.")
         self.preset_note.object = f'<div class="ol-hint">{html.escape(desc)}</div>'
-        self.bridge.object = bucket_text.bridge_html(self.settings)
 
     def _sweep(self, sw: SweepResult) -> None:
         self.sweep_source.data = {

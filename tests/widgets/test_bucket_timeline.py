@@ -919,3 +919,22 @@ def test_a_bucket_of_layers_out_of_order_lists_them() -> None:
     # Layer 6 is registered last, so bucket 0 (the last-registered layers) holds 12, 11 and 6.
     lab = BucketTimeline(preset="Reordered module")
     assert "layers 12, 11, 6; 10–8; 7, 5, 4; 3–1" in lab.readouts["buckets"].text
+
+
+def test_an_edit_from_a_preset_redraws_once(lab: BucketTimeline, monkeypatch) -> None:
+    # The first edit after a preset also turns the preset into Custom; that must not
+    # redraw the page a second time (it sent every source twice per edit).
+    calls = []
+    original = lab.update
+    monkeypatch.setattr(lab, "update", lambda: (calls.append(1), original())[1])
+    assert lab.preset != CUSTOM
+    lab.settings.layers_per_bucket = 2
+    assert lab.preset == CUSTOM
+    assert len(calls) == 1
+    assert "Your own settings." in lab.preset_note.object
+    # Choosing Custom from the menu changes only the note: nothing to redraw.
+    lab.preset = "Latency-bound"
+    calls.clear()
+    lab.preset_select.value = CUSTOM
+    assert calls == []
+    assert "Your own settings." in lab.preset_note.object
