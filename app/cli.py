@@ -30,8 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1,
         metavar="N",
-        help="worker processes sharing the port (0: one per core); each session is "
-        "built in one process, so a large class wants one per core",
+        help="worker processes sharing the port (0: one per core); a page's websocket "
+        "may reach another process, which builds its session again, so for a class "
+        "prefer one serve per core behind nginx (deploy/README.md)",
     )
     serve.add_argument(
         "--prefix",
