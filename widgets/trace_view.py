@@ -242,10 +242,12 @@ class TraceView(Widget):
         md = r.trace.metadata
         load = r.trace.other_load
         known = load[~np.isnan(load)]
+        low, high = (
+            (f"{100 * x:.0f}" for x in (known.min(), known.max())) if known.size else ("", "")
+        )
+        share = f"{low} %" if low == high else f"{low}–{high} %"
         busy = (
-            f" Other processes kept {100 * known.min():.0f}–{100 * known.max():.0f} % of the "
-            "cores busy "
-            "during these iterations."
+            f" Other processes kept {share} of the cores busy during these iterations."
             if known.size
             else ""
         )

@@ -107,3 +107,14 @@ def test_csv_holds_measured_and_model_rows(view) -> None:
     # Two ranks: 12 layers, 4 buckets and the optimizer each, measured and modelled.
     assert cols["source"].count("measured") == 2 * (12 + 4 + 1)
     assert cols["source"].count("model") == 2 * (12 + 4 + 1)
+
+
+def test_the_machine_note_says_how_busy_other_processes_kept_it(view) -> None:
+    # The shipped traces were recorded with nothing else running: one number, 0 %.
+    assert "Other processes kept 0 % of the cores busy" in view.machine.object
+    # An upload whose iterations saw 10 % and 30 % of other load gives the range.
+    doc = json.loads(shipped()["one-bucket.json"].read_bytes())
+    for i, it in enumerate(doc["iterations"]):
+        it["other_load"] = 0.1 if i % 2 else 0.3
+    assert view.load_upload(json.dumps(doc).encode(), "busy.json")
+    assert "Other processes kept 10–30 % of the cores busy" in view.machine.object
