@@ -164,3 +164,32 @@ def edited(document: dict, path: str, value=None, delete: bool = False) -> dict:
     else:
         target[parts[-1]] = value
     return doc
+
+
+def two_parameter_rank(rank, fwd, bwd, a, b, issue, complete, ret, opt) -> dict:
+    """One rank of one iteration of a hand-made trace of two 8-byte parameters.
+
+    Parameter "b" (index 1) is computed first and is bucket 0; "a" (index 0) is
+    bucket 1. ``issue`` and ``complete`` are per bucket; ``opt`` is the
+    optimizer's (start, end); each bucket is enqueued 0.25 ms after its issue.
+    """
+    return {
+        "rank": rank,
+        "forward_start": fwd,
+        "backward_start": bwd,
+        "backward_return": ret,
+        "optimizer_start": opt[0],
+        "optimizer_end": opt[1],
+        "grad_ready": [a, b],
+        "buckets": [
+            {
+                "index": k,
+                "bytes": 8,
+                "parameters": [name],
+                "issue": issue[k],
+                "enqueued": issue[k] + 0.25,
+                "complete": complete[k],
+            }
+            for k, name in enumerate(("b", "a"))
+        ],
+    }

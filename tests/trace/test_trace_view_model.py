@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from synthetic import synthetic_document
+from synthetic import synthetic_document, two_parameter_rank
 
 from widgets.model.trace import FORMAT, VERSION, from_document, measure, parse_trace, summarize
 from widgets.model.trace_view import (
@@ -19,28 +19,7 @@ from widgets.model.trace_view import (
     what_if,
 )
 
-
-def _rank(rank, fwd, bwd, a, b, issue, complete, ret, opt):
-    return {
-        "rank": rank,
-        "forward_start": fwd,
-        "backward_start": bwd,
-        "backward_return": ret,
-        "optimizer_start": opt[0],
-        "optimizer_end": opt[1],
-        "grad_ready": [a, b],
-        "buckets": [
-            {
-                "index": k,
-                "bytes": 8,
-                "parameters": [name],
-                "issue": issue[k],
-                "enqueued": issue[k] + 0.25,
-                "complete": complete[k],
-            }
-            for k, name in enumerate(("b", "a"))
-        ],
-    }
+_rank = two_parameter_rank
 
 
 # Iteration 5: rank 1 starts backward last (t0 = 11). Iteration 6: rank 0 does (t0 = 112).

@@ -14,7 +14,7 @@ import json
 
 import numpy as np
 import pytest
-from synthetic import edited, synthetic_document
+from synthetic import edited, synthetic_document, two_parameter_rank
 
 from widgets.model.settings import hint_of, is_setting, setting_names, unit_of
 from widgets.model.trace import FORMAT, QUANTITIES, VERSION, fit, from_document, parse_trace
@@ -100,28 +100,7 @@ def test_the_public_names() -> None:
 # --- a three-iteration, two-rank trace by hand --------------------------------------------------
 
 
-def _rank(rank, fwd, bwd, a, b, issue, complete, ret, opt):
-    # Parameter "b" (index 1) is computed first and is bucket 0; "a" (index 0) is bucket 1.
-    return {
-        "rank": rank,
-        "forward_start": fwd,
-        "backward_start": bwd,
-        "backward_return": ret,
-        "optimizer_start": opt[0],
-        "optimizer_end": opt[1],
-        "grad_ready": [a, b],
-        "buckets": [
-            {
-                "index": k,
-                "bytes": 8,
-                "parameters": [name],
-                "issue": issue[k],
-                "enqueued": issue[k] + 0.25,
-                "complete": complete[k],
-            }
-            for k, name in enumerate(("b", "a"))
-        ],
-    }
+_rank = two_parameter_rank
 
 
 # t0 (the later backward start): iteration 7 at 11 (rank 1), 8 at 112 (rank 0), 9 at 212 (rank 1).
