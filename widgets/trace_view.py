@@ -242,15 +242,11 @@ class TraceView(Widget):
         md = r.trace.metadata
         load = r.trace.other_load
         known = load[~np.isnan(load)]
-        low, high = (
-            (f"{100 * x:.0f}" for x in (known.min(), known.max())) if known.size else ("", "")
-        )
-        share = f"{low} %" if low == high else f"{low}–{high} %"
-        busy = (
-            f" Other processes kept {share} of the cores busy during these iterations."
-            if known.size
-            else ""
-        )
+        busy = ""
+        if known.size:
+            low, high = (f"{100 * x:.0f}" for x in (known.min(), known.max()))
+            share = f"{low} %" if low == high else f"{low}–{high} %"
+            busy = f" Other processes kept {share} of the cores busy during these iterations."
         if shares_cores(r.trace):
             effect = (
                 "The ranks' compute and gloo's all-reduces share these cores, so they slow "

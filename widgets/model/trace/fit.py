@@ -216,23 +216,19 @@ def _rank_contention(
     to finish backward is the one the step waits for. Each (iteration, rank)
     gets its own k (the median over its mostly busy intervals); the ranks of an
     iteration are sorted from most to least slowed, and each position's median
-    over the iterations is its factor. Samples are numbered iteration by
-    iteration, ``world`` per iteration; only iterations in which every rank
+    over the iterations is its factor. Samples are numbered 0, 1, ... iteration
+    by iteration, ``world`` per iteration; only iterations in which every rank
     computed under transfers count. With none, every rank gets the pooled
     factor.
     """
-    pooled = k / (1.0 - k)
-    n_samples = int(sample.max()) + 1 if sample.size else 0
-    if not busy.any() or n_samples % world:
-        return (pooled,) * world
-    per = np.full(n_samples, np.nan)
+    per = np.full(int(sample.max()) + 1, np.nan)
     ratio = (1.0 - w / d) / np.where(phi > 0, phi, 1.0)
     for s_ in np.unique(sample[busy]):
         per[s_] = np.median(ratio[busy & (sample == s_)])
     per = np.clip(per, 0.0, MAX_K).reshape(-1, world)
     seen = per[~np.isnan(per).any(axis=1)]  # iterations where every rank overlapped
     if not seen.size:
-        return (pooled,) * world
+        return (k / (1.0 - k),) * world
     k_rank = np.median(-np.sort(-seen, axis=1), axis=0)
     return tuple(float(x / (1.0 - x)) for x in k_rank)
 
