@@ -54,8 +54,12 @@ def configure_process() -> None:
     - Panel adds a BrowserInfo model to every page, which the browser then
       patches seven times; nothing here reads it.
     - The garbage collector runs less often (see ``GC_THRESHOLDS``).
+    - Sessions are built one at a time in arrival order, after the work
+      already under way for the pages sent before (:mod:`app.admission`).
     """
     from bokeh.settings import settings
+
+    from .admission import install_page_gate
 
     settings.perform_document_validation.set_value(False)
     pn.config.browser_info = False
@@ -65,6 +69,7 @@ def configure_process() -> None:
     # of a build with 40 open). Cyclic garbage of closed sessions is still
     # collected: Panel collects after destroying them.
     gc.set_threshold(*GC_THRESHOLDS)
+    install_page_gate()
 
 
 def built_for_websocket(doc) -> bool:
