@@ -35,6 +35,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 ROUTES = (
@@ -63,12 +64,12 @@ class Anatomy:
     page_bytes: int = 0
 
 
-def _servers(tuned: bool = True):
+def _servers(tuned: bool = True, extra: Mapping[str, Callable] | None = None):
     """Bokeh applications for the app's routes and the bare app, as ``pn.serve`` makes them.
 
     ``tuned``: with the process settings ``overlap-lab serve`` applies
     (``app.serving.configure_process`` and ``warm``); otherwise Panel's and
-    Bokeh's defaults.
+    Bokeh's defaults. ``extra``: more routes (name: page function), served alike.
     """
     import panel as pn
 
@@ -77,7 +78,7 @@ def _servers(tuned: bool = True):
     from bench.bare_app import bare_page
 
     pn.extension(inline=False)
-    routes = {**build_routes(), "bare": bare_page}
+    routes = {**build_routes(), "bare": bare_page, **(extra or {})}
     if tuned:
         configure_process()
         warm(routes)
@@ -153,9 +154,14 @@ def _session_stages(tornado, path: str, timings: dict[str, list[float]] | None):
     return anatomy
 
 
-def measure(paths: list[str], repeats: int, tuned: bool = True) -> tuple[dict, dict]:
-    """CPU ms per stage (median) and the anatomy of every path."""
-    server = _servers(tuned)
+def measure(
+    paths: list[str],
+    repeats: int,
+    tuned: bool = True,
+    extra: Mapping[str, Callable] | None = None,
+) -> tuple[dict, dict]:
+    """CPU ms per stage (median) and the anatomy of every path (``extra``: more routes)."""
+    server = _servers(tuned, extra)
     tornado = server._tornado
     cpu: dict[str, dict[str, float]] = {}
     anatomies: dict[str, Anatomy] = {}
