@@ -20,6 +20,7 @@ import argparse
 import sys
 
 import panel as pn
+import param
 
 from bench.bare_app import bare_page
 from bench.profile_session import BARE, STAGES, measure
@@ -55,6 +56,70 @@ def controls_page() -> pn.viewable.Viewable:
     return pn.Column(bare_page(), *fields, *buttons)
 
 
+class _StateInThePage:
+    """A component that carries a widget's whole state to the page, which draws it.
+
+    Defined on first use: ``panel.custom`` is imported only when the page is built.
+    """
+
+    cls = None
+
+    @classmethod
+    def make(cls, **state):
+        if cls.cls is None:
+            from panel.custom import JSComponent
+
+            class StateInThePage(JSComponent):
+                settings = param.Dict(default={})
+                bars = param.Dict(default={})
+                sweep = param.Dict(default={})
+                readouts = param.Dict(default={})
+                # Draws a summary only: the server's cost does not depend on the drawing.
+                _esm = """
+                export function render({ model, el }) {
+                  const show = () => {
+                    el.textContent = Object.entries(model.readouts)
+                      .map(([k, v]) => k + ": " + v).join(" · ");
+                  };
+                  show();
+                  model.on("readouts", show);
+                }
+                """
+
+            cls.cls = StateInThePage
+        return cls.cls(**state)
+
+
+def state_page() -> pn.viewable.Viewable:
+    """The bare app and one component holding the bucket timeline's state, drawn by the page.
+
+    The state is the real one of the default configuration: its settings, the
+    bars the timeline draws, the sweep and the readouts' texts.
+    """
+    from widgets import bucket_text
+    from widgets.bucket_drawing import bar_columns
+    from widgets.model.buckets.config import BucketConfig
+    from widgets.model.buckets.sweep import sweep_layers_per_bucket
+
+    config = BucketConfig()
+    sweep = sweep_layers_per_bucket(config)
+    schedule = config.schedule(layer_sweep=sweep)
+    readouts = bucket_text.readout_values(schedule).values()
+    settings = {name: getattr(config, name) for name in config.param if name != "name"}
+    settings = {k: v for k, v in settings.items() if isinstance(v, (int, float, str, bool))}
+    state = _StateInThePage.make(
+        settings=settings,
+        bars=bar_columns(schedule),
+        sweep={
+            "x": sweep.setting.tolist(),
+            "step": sweep.step_time.tolist(),
+            "tail": sweep.exposed_tail.tolist(),
+        },
+        readouts={label: value for label, value, _ in readouts},
+    )
+    return pn.Column(bare_page(), state)
+
+
 def readouts_page() -> pn.viewable.Viewable:
     """The bare app and the bucket timeline's number of readouts, each one HTML pane."""
     readouts = [pn.pane.HTML(f"<b>Readout {i}</b> 1.00 ms") for i in range(READOUTS)]
@@ -66,6 +131,7 @@ PARTS = {
     "parts-two-figures": lambda: figures_page(FIGURES),
     "parts-controls": controls_page,
     "parts-readouts": readouts_page,
+    "parts-state-in-page": state_page,
 }
 LABELS = {
     BARE: "bare app: one slider, one text",
@@ -73,6 +139,7 @@ LABELS = {
     "/parts-two-figures": f"bare app + {FIGURES} figures",
     "/parts-controls": f"bare app + {TEXT_FIELDS} labelled fields + {BUTTONS} buttons",
     "/parts-readouts": f"bare app + {READOUTS} HTML readouts",
+    "/parts-state-in-page": "bare app + the bucket timeline's state in one component",
     "/bucket-timeline": "the bucket timeline, for comparison",
 }
 
