@@ -14,13 +14,20 @@ pages already sent go ahead of the next build. Pages then become usable one
 after another: the first learners start at once and the median wait of a burst
 is about half of what it was. The work per session and the time of the last
 page of a burst do not change.
+
+A page that has to wait for its turn is sent in two parts: at once, the
+document's head and the loading notice, so the learner sees that the page is
+coming; then, once its session is built, the page itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+
+log = logging.getLogger("overlap-lab")
 
 #: Turns of the event loop given to work already under way before each session build.
 ADMISSION_YIELDS = 200
@@ -37,6 +44,11 @@ class PageGate:
         #: Pages waiting for their turn, and the one being built.
         self.waiting = 0
         self.building = 0
+
+    @property
+    def busy(self) -> bool:
+        """A page arriving now would wait: a session is being built or another page is waiting."""
+        return bool(self.waiting or (self._lock is not None and self._lock.locked()))
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
@@ -67,14 +79,66 @@ class PageGate:
 GATE = PageGate()
 
 
-def _gated(handler: type) -> type:
+def early_notice_html() -> str:
+    """The start of a page whose session must wait: the document's head and the notice.
+
+    The page that follows repeats ``<!DOCTYPE>``, ``<html>``, ``<head>`` and
+    ``<body>``; an HTML parser ignores the repeated tags and keeps what they
+    hold (the title, scripts and stylesheets), so the page works as if it had
+    come in one piece. There is no ``<title>`` here: the page's own is then the
+    document's first, which is the one a browser shows.
+    """
+    from .serving import LOADING_CSS, LOADING_HTML
+
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<style>{LOADING_CSS}</style>\n</head>\n<body>\n{LOADING_HTML}\n"
+    )
+
+
+#: What a learner sees, after the notice, when a page that was already started fails.
+PAGE_FAILED_HTML = (
+    '<p role="alert" style="font: 16px/1.5 system-ui, sans-serif; margin: 16px">'
+    "This page could not be built. Reload it to try again.</p>"
+)
+
+
+def _gated(handler: type, notice: bool) -> type:
     """``handler`` (a Bokeh session handler) with its session builds taken in turn through
-    :data:`GATE`."""
+    :data:`GATE`. ``notice``: the handler serves HTML pages, so a page that has to
+    wait for its turn sends the loading notice first (a script-tag embed has no page
+    of its own to show it in)."""
 
     class Gated(handler):
+        _started = False
+
         async def get_session(self):
+            if notice and GATE.busy:
+                # Its turn may be a minute away: show the notice now, not a blank page.
+                from .serving import LOADING_HTML
+
+                self.set_header("Content-Type", "text/html")
+                self.write(early_notice_html())
+                self._started = True
+                self._notice = LOADING_HTML
+                await self.flush()
             async with GATE.turn():
                 return await super().get_session()
+
+        def write(self, chunk) -> None:
+            if self._started and isinstance(chunk, str):
+                chunk = chunk.replace(self._notice, "", 1)  # the notice is already shown
+            super().write(chunk)
+
+        async def get(self, *args, **kwargs) -> None:
+            try:
+                await super().get(*args, **kwargs)
+            except Exception:
+                if not self._started:
+                    raise
+                # The status line is gone: say it in the page, under the notice.
+                log.exception("building the page %s failed", self.request.path)
+                super().write(PAGE_FAILED_HTML)
 
     Gated.__name__ = Gated.__qualname__ = f"Gated{handler.__name__}"
     Gated.__doc__ = f"{handler.__name__} whose session builds take turns at the page gate."
@@ -95,4 +159,4 @@ def install_page_gate() -> None:
 
     for i, (pattern, handler) in enumerate(per_app_patterns):
         if pattern in ("/?", "/autoload.js") and not handler.__name__.startswith("Gated"):
-            per_app_patterns[i] = (pattern, _gated(handler))
+            per_app_patterns[i] = (pattern, _gated(handler, notice=pattern == "/?"))

@@ -166,3 +166,37 @@ def test_a_class_gets_working_pages_one_after_another(slow_server):
     first = min(pages, key=lambda p: p.html)
     last = max(pages, key=lambda p: p.html)
     assert first.replayed < last.html
+
+
+def test_a_waiting_page_sends_its_notice_before_its_turn(slow_server):
+    """The last of three pages gets its first bytes before the second page is complete."""
+    from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+    from app.admission import early_notice_html
+
+    async def burst():
+        first_chunk: dict[int, float] = {}
+        chunks: dict[int, list[bytes]] = {i: [] for i in range(3)}
+        done: dict[int, float] = {}
+
+        async def get(i: int) -> None:
+            def on_chunk(data: bytes) -> None:
+                first_chunk.setdefault(i, time.monotonic())
+                chunks[i].append(data)
+
+            request = HTTPRequest(slow_server + "/slow", streaming_callback=on_chunk)
+            await AsyncHTTPClient().fetch(request)
+            done[i] = time.monotonic()
+
+        await asyncio.gather(*(get(i) for i in range(3)))
+        return first_chunk, chunks, done
+
+    first_chunk, chunks, done = asyncio.run(burst())
+    last = max(done, key=done.get)
+    second = sorted(done, key=done.get)[1]
+    assert first_chunk[last] < done[second]
+    body = b"".join(chunks[last]).decode()
+    assert body.startswith(early_notice_html())
+    assert "<title>" in body and body.rstrip().endswith("</html>")  # then the whole page
+    first = min(done, key=done.get)
+    assert b"".join(chunks[first]).decode().count("<!DOCTYPE html>") == 1  # it did not wait

@@ -313,6 +313,11 @@ def open_widget(page, url: str, ready: str = "Reset", timeout: float = 30_000) -
     without one, such as the index).
     """
     page.goto(url)
+    wait_rendered(page, ready, timeout)
+
+
+def wait_rendered(page, ready: str | None = "Reset", timeout: float = 30_000) -> None:
+    """Wait until the page's Bokeh document is live and rendered (see :func:`open_widget`)."""
     page.wait_for_function(
         "() => window.Bokeh !== undefined && Bokeh.documents.length > 0"
         " && Bokeh.index !== undefined && Object.keys(Bokeh.index).length > 0",

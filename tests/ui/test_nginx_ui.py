@@ -8,8 +8,11 @@ backends while each one's page, scripts and websocket stay on one.
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
+import threading
+import time
 import urllib.request
 from collections import defaultdict
 
@@ -115,3 +118,41 @@ def test_index_and_lesson_links_work_under_the_prefix(cluster, page, ui):
     link.click()
     expect(button(page, "Reset")).to_be_visible(timeout=30_000)
     assert page.url.startswith(f"{lb.url}{PREFIX}/queue-lab")
+
+
+def test_a_queued_page_shows_its_notice_through_nginx_at_once(cluster):
+    """nginx passes a waiting page's first bytes on, not only the finished page."""
+    from urllib.parse import urlsplit
+
+    from app.admission import early_notice_html
+
+    lb, backends = cluster
+    finished: list[float] = []
+
+    def fetch(url: str) -> None:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            response.read()
+        finished.append(time.monotonic())
+
+    # Keep both backends busy, whichever one nginx picks for the page below.
+    ahead = [
+        threading.Thread(target=fetch, args=(f"{b.url}{PREFIX}/lessons/dependency-schedule",))
+        for b in backends
+        for _ in range(3)
+    ]
+    for thread in ahead:
+        thread.start()
+    time.sleep(0.2)
+    conn = http.client.HTTPConnection(urlsplit(lb.url).netloc, timeout=120)
+    conn.request("GET", f"{PREFIX}/bucket-timeline")
+    response = conn.getresponse()
+    first = response.read1(65536)
+    first_at = time.monotonic()
+    rest = response.read()
+    conn.close()
+    for thread in ahead:
+        thread.join(timeout=120)
+    assert first.decode().startswith(early_notice_html()[:200])
+    assert (first + rest).decode().rstrip().endswith("</html>")
+    # The notice came while the pages ahead were still being built.
+    assert first_at < max(finished)
