@@ -118,6 +118,9 @@ def _gated(handler: type, notice: bool) -> type:
                 from .serving import LOADING_HTML
 
                 self.set_header("Content-Type", "text/html")
+                # Behind nginx: pass each part on as it comes. Buffered, and
+                # compressed as browsers ask, the notice would wait for the page.
+                self.set_header("X-Accel-Buffering", "no")
                 self.write(early_notice_html())
                 self._started = True
                 self._notice = LOADING_HTML

@@ -52,6 +52,8 @@ class PageLoad:
     """The timings of one learner's page load, in seconds from the start of its GET."""
 
     route: str
+    #: The first bytes of the page: what a browser can show (the loading notice).
+    first_byte: float = float("nan")
     html: float = float("nan")
     document: float = float("nan")
     replayed: float = float("nan")
@@ -131,11 +133,23 @@ async def load_page(
     start = time.monotonic()
     url = f"{base}{route}{'?' + query if query else ''}"
     try:
+        chunks: list[bytes] = []
+
+        def on_chunk(data: bytes) -> None:
+            if not chunks:
+                result.first_byte = time.monotonic() - start
+            chunks.append(data)
+
         response = await AsyncHTTPClient().fetch(
-            HTTPRequest(url, request_timeout=timeout, connect_timeout=timeout)
+            HTTPRequest(
+                url,
+                request_timeout=timeout,
+                connect_timeout=timeout,
+                streaming_callback=on_chunk,
+            )
         )
         result.html = time.monotonic() - start
-        match = _TOKEN.search(response.body.decode("utf-8", "replace"))
+        match = _TOKEN.search(b"".join(chunks).decode("utf-8", "replace"))
         if match is None:
             raise RuntimeError("no session token in the page")
         parts = urlsplit(url)
