@@ -6,6 +6,7 @@ A new widget added to the registry is picked up here without a line changed.
 from __future__ import annotations
 
 import csv
+import html
 import io
 
 import panel as pn
@@ -86,25 +87,49 @@ def test_notices_are_shown_and_cleared(view: Widget) -> None:
     assert not view.notices.visible
 
 
+def _another_value(settings: param.Parameterized, name: str) -> object:
+    """A valid value of setting ``name`` other than its default."""
+    p = settings.param[name]
+    if isinstance(p, param.Boolean):
+        return not p.default
+    if isinstance(p, param.Selector):
+        return next(o for o in p.objects if o != getattr(settings, name))
+    value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
+    return min(value, p.default + 1)
+
+
 def test_share_bar_link_follows_every_setting(view: Widget) -> None:
     seen: list[str] = []
     view.enable_share("http://example.test:5006", seen.append)
     spec = WIDGETS[view.widget_name]
     for name in setting_names(view.settings):
-        p = view.settings.param[name]
-        if p.allow_None:
+        if view.settings.param[name].allow_None:
             continue
-        if isinstance(p, param.Boolean):
-            value = not p.default
-        elif isinstance(p, param.Selector):
-            value = next(o for o in p.objects if o != getattr(view.settings, name))
-        else:
-            value = p.bounds[1] if p.bounds[1] is not None else p.default * 2
-            value = min(value, p.default + 1)
-        setattr(view.settings, name, value)
+        setattr(view.settings, name, _another_value(view.settings, name))
         assert f"{name}=" in seen[-1]
     assert view.share_bar.link.value.startswith(f"http://example.test:5006/{spec.name}?")
     assert view.share_bar.link.value.endswith(seen[-1])
+
+
+def test_embed_snippets_are_written_when_shown_and_follow_edits_while_shown(view: Widget) -> None:
+    view.enable_share("http://example.test:5006")
+    bar = view.share_bar
+    names = [n for n in setting_names(view.settings) if not view.settings.param[n].allow_None]
+    first, second = names[:2]
+    hidden = (bar.iframe_code.value, bar.script_code.value)
+    setattr(view.settings, first, _another_value(view.settings, first))
+    # Hidden, the snippets are not rewritten: an edit does not send them.
+    assert (bar.iframe_code.value, bar.script_code.value) == hidden
+    bar.embed_toggle.value = True
+    query = bar.link.value.split("?", 1)[1]
+    assert f"{first}=" in query
+    assert html.escape(query) in bar.iframe_code.value
+    assert f"{first}=" in bar.script_code.value and "autoload.js" in bar.script_code.value
+    setattr(view.settings, second, _another_value(view.settings, second))
+    query = bar.link.value.split("?", 1)[1]
+    assert f"{second}=" in query
+    assert html.escape(query) in bar.iframe_code.value
+    assert f"{second}=" in bar.script_code.value
 
 
 def test_layout_holds_every_control_the_description_and_the_notices(view: Widget) -> None:

@@ -93,14 +93,23 @@ class ShareBar(pn.viewable.Viewer):
         self.update()
 
     def _toggle_embed(self, event) -> None:
+        if event.new:
+            self._write_snippets(self.spec.query_values(self.view.settings_values()))
         self.embed_panel.visible = event.new
 
     def update(self) -> None:
-        """Rewrite the link, the snippets and (if synced) the page URL."""
+        """Rewrite the link, the snippets if they are shown, and (if synced) the page URL."""
         values = self.spec.query_values(self.view.settings_values())
         query = urlencode(values)
-        url = f"{self.origin}/{self.spec.name}?{query}"
-        self.link.value = url
+        self.link.value = f"{self.origin}/{self.spec.name}?{query}"
+        # Hidden snippets are written when Embed opens: an edit need not send them.
+        if self.embed_toggle.value:
+            self._write_snippets(values)
+        if self.on_query is not None:
+            self.on_query(query)
+
+    def _write_snippets(self, values: dict) -> None:
+        url = f"{self.origin}/{self.spec.name}?{urlencode(values)}"
         self.iframe_code.value = (
             f'<iframe src="{html.escape(url)}" title="{html.escape(self.spec.title)}" '
             'style="width:100%;height:1200px;border:0" loading="lazy"></iframe>'
@@ -108,8 +117,6 @@ class ShareBar(pn.viewable.Viewer):
         self.script_code.value = server_document(
             f"{self.origin}/{self.spec.name}", arguments=values
         ).strip()
-        if self.on_query is not None:
-            self.on_query(query)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return pn.Column(
