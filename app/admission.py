@@ -41,6 +41,7 @@ class PageGate:
             raise ValueError(f"the number of turns cannot be negative: {yields}")
         self.yields = yields
         self._lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         #: Pages waiting for their turn, and the one being built.
         self.waiting = 0
         self.building = 0
@@ -53,12 +54,15 @@ class PageGate:
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
         """Wait for this page's turn; the session is built inside the ``async with``."""
-        if self._lock is None:
-            # Made on first use so that it belongs to the server's running loop.
-            self._lock = asyncio.Lock()
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            # A lock belongs to one event loop. A server process runs one; a
+            # process that serves again on a new loop (tests do) gets a new lock.
+            self._lock, self._loop = asyncio.Lock(), loop
+        lock = self._lock
         self.waiting += 1
         try:
-            await self._lock.acquire()
+            await lock.acquire()
         finally:
             self.waiting -= 1
         try:
@@ -72,7 +76,7 @@ class PageGate:
             finally:
                 self.building -= 1
         finally:
-            self._lock.release()
+            lock.release()
 
 
 #: The one gate of this process (each ``--num-procs`` process and each backend has its own).

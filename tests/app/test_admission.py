@@ -80,6 +80,24 @@ def test_a_failed_build_frees_the_turn():
     assert (gate.waiting, gate.building) == (0, 0)
 
 
+def test_one_gate_serves_one_event_loop_after_another():
+    """A process that serves again on a new loop (as tests do) keeps a working gate."""
+    gate = PageGate(yields=1)
+    built: list[int] = []
+
+    async def page(i: int) -> None:
+        async with gate.turn():
+            await asyncio.sleep(0)  # the next page waits: the lock is contended
+            built.append(i)
+
+    async def burst(first: int) -> None:
+        await asyncio.gather(page(first), page(first + 1))
+
+    asyncio.run(burst(0))
+    asyncio.run(burst(2))
+    assert built == [0, 1, 2, 3]
+
+
 def test_a_negative_number_of_turns_is_refused():
     with pytest.raises(ValueError, match="cannot be negative: -1"):
         PageGate(yields=-1)
