@@ -27,6 +27,8 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from .serving import LOADING_CSS, LOADING_HTML
+
 log = logging.getLogger("overlap-lab")
 
 #: Turns of the event loop given to work already under way before each session build.
@@ -92,8 +94,6 @@ def early_notice_html() -> str:
     come in one piece. There is no ``<title>`` here: the page's own is then the
     document's first, which is the one a browser shows.
     """
-    from .serving import LOADING_CSS, LOADING_HTML
-
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<style>{LOADING_CSS}</style>\n</head>\n<body>\n{LOADING_HTML}\n"
@@ -119,22 +119,19 @@ def _gated(handler: type, notice: bool) -> type:
         async def get_session(self):
             if notice and GATE.busy:
                 # Its turn may be a minute away: show the notice now, not a blank page.
-                from .serving import LOADING_HTML
-
                 self.set_header("Content-Type", "text/html")
                 # Behind nginx: pass each part on as it comes. Buffered, and
                 # compressed as browsers ask, the notice would wait for the page.
                 self.set_header("X-Accel-Buffering", "no")
                 self.write(early_notice_html())
                 self._started = True
-                self._notice = LOADING_HTML
                 await self.flush()
             async with GATE.turn():
                 return await super().get_session()
 
         def write(self, chunk) -> None:
             if self._started and isinstance(chunk, str):
-                chunk = chunk.replace(self._notice, "", 1)  # the notice is already shown
+                chunk = chunk.replace(LOADING_HTML, "", 1)  # the notice is already shown
             super().write(chunk)
 
         async def get(self, *args, **kwargs) -> None:

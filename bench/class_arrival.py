@@ -444,7 +444,7 @@ def report(results: dict) -> str:
         lines.append(
             f"| {r['deployment']} `{r['route']}` | {r['n']} | {r['round']} | "
             f"{r['p50_s']:.1f} / {r['p95_s']:.1f} s | "
-            f"{r.get('first_byte_p95_s', float('nan')):.1f} / {r['html_p95_s']:.1f} s | "
+            f"{r['first_byte_p95_s']:.1f} / {r['html_p95_s']:.1f} s | "
             f"{r['cpu_ms_per_session']:.0f} ms | {_builds(r['route'], r)} | "
             f"{r['held_kb_per_session']:.0f} kB | {r['kept_kb_per_session']:.0f} kB | "
             f"{r['errors']} |"

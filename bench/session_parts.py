@@ -21,6 +21,7 @@ import sys
 
 import panel as pn
 import param
+from panel.custom import JSComponent
 
 from bench.bare_app import bare_page
 from bench.profile_session import BARE, STAGES, measure
@@ -56,38 +57,24 @@ def controls_page() -> pn.viewable.Viewable:
     return pn.Column(bare_page(), *fields, *buttons)
 
 
-class _StateInThePage:
-    """A component that carries a widget's whole state to the page, which draws it.
+class StateInThePage(JSComponent):
+    """A component that carries a widget's whole state to the page, which draws it."""
 
-    Defined on first use: ``panel.custom`` is imported only when the page is built.
+    settings = param.Dict(default={})
+    bars = param.Dict(default={})
+    sweep = param.Dict(default={})
+    readouts = param.Dict(default={})
+    # Draws a summary only: the server's cost does not depend on the drawing.
+    _esm = """
+    export function render({ model, el }) {
+      const show = () => {
+        el.textContent = Object.entries(model.readouts)
+          .map(([k, v]) => k + ": " + v).join(" · ");
+      };
+      show();
+      model.on("readouts", show);
+    }
     """
-
-    cls = None
-
-    @classmethod
-    def make(cls, **state):
-        if cls.cls is None:
-            from panel.custom import JSComponent
-
-            class StateInThePage(JSComponent):
-                settings = param.Dict(default={})
-                bars = param.Dict(default={})
-                sweep = param.Dict(default={})
-                readouts = param.Dict(default={})
-                # Draws a summary only: the server's cost does not depend on the drawing.
-                _esm = """
-                export function render({ model, el }) {
-                  const show = () => {
-                    el.textContent = Object.entries(model.readouts)
-                      .map(([k, v]) => k + ": " + v).join(" · ");
-                  };
-                  show();
-                  model.on("readouts", show);
-                }
-                """
-
-            cls.cls = StateInThePage
-        return cls.cls(**state)
 
 
 def state_page() -> pn.viewable.Viewable:
@@ -107,7 +94,7 @@ def state_page() -> pn.viewable.Viewable:
     readouts = bucket_text.readout_values(schedule).values()
     settings = {name: getattr(config, name) for name in config.param if name != "name"}
     settings = {k: v for k, v in settings.items() if isinstance(v, (int, float, str, bool))}
-    state = _StateInThePage.make(
+    state = StateInThePage(
         settings=settings,
         bars=bar_columns(schedule),
         sweep={

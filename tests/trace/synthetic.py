@@ -193,3 +193,29 @@ def two_parameter_rank(rank, fwd, bwd, a, b, issue, complete, ret, opt) -> dict:
             for k, name in enumerate(("b", "a"))
         ],
     }
+
+
+def two_parameter_document(iterations: list[dict], **metadata) -> dict:
+    """A hand-made trace of two 8-byte parameters on two ranks sharing two cores.
+
+    ``iterations``: each ``{"iteration", "other_load", "ranks"}``, the ranks made
+    with :func:`two_parameter_rank`; ``metadata``: fields added to the machine's.
+    """
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "time_unit": "ms",
+        "metadata": {
+            "torch_version": "2.13.0+cpu",
+            "backend": "gloo",
+            "device": "cpu",
+            "world_size": 2,
+            "bucket_cap_mb": 1.0,
+            "cpu_count": 2,
+            "threads_per_rank": 1,
+            "origin_ns": 0,
+            **metadata,
+        },
+        "parameters": [{"name": "a", "bytes": 8}, {"name": "b", "bytes": 8}],
+        "iterations": iterations,
+    }

@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 import pytest
-from synthetic import synthetic_document, two_parameter_rank
+from synthetic import synthetic_document, two_parameter_document, two_parameter_rank
 
-from widgets.model.trace import FORMAT, VERSION, from_document, measure, parse_trace, summarize
+from widgets.model.trace import from_document, measure, parse_trace, summarize
 from widgets.model.trace_view import (
     MEDIAN,
     TraceViewConfig,
@@ -23,24 +23,8 @@ _rank = two_parameter_rank
 
 
 # Iteration 5: rank 1 starts backward last (t0 = 11). Iteration 6: rank 0 does (t0 = 112).
-HAND = {
-    "format": FORMAT,
-    "version": VERSION,
-    "time_unit": "ms",
-    "metadata": {
-        "torch_version": "2.13.0+cpu",
-        "backend": "gloo",
-        "device": "cpu",
-        "world_size": 2,
-        "bucket_cap_mb": 1.0,
-        "cpu_count": 2,
-        "threads_per_rank": 1,
-        "warmup_iterations": 5,
-        "model": "two parameters by hand",
-        "origin_ns": 0,
-    },
-    "parameters": [{"name": "a", "bytes": 8}, {"name": "b", "bytes": 8}],
-    "iterations": [
+HAND = two_parameter_document(
+    [
         {
             "iteration": 5,
             "other_load": 0.0,
@@ -58,7 +42,9 @@ HAND = {
             ],
         },
     ],
-}
+    warmup_iterations=5,
+    model="two parameters by hand",
+)
 
 
 @pytest.fixture(scope="module")

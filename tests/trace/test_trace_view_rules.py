@@ -14,10 +14,10 @@ import json
 
 import numpy as np
 import pytest
-from synthetic import edited, synthetic_document, two_parameter_rank
+from synthetic import edited, synthetic_document, two_parameter_document, two_parameter_rank
 
 from widgets.model.settings import hint_of, is_setting, setting_names, unit_of
-from widgets.model.trace import FORMAT, QUANTITIES, VERSION, fit, from_document, parse_trace
+from widgets.model.trace import QUANTITIES, fit, from_document, parse_trace
 from widgets.traces import shipped
 
 # Imported by name at run time: mutation runs choose their test files explicitly.
@@ -112,22 +112,8 @@ _rank = two_parameter_rank
 #   return, optimizer start, end   7: 7.5, 8, 10   8: 9.5, 10, 12   9: 8.5, 9, 12
 # Bucket 0 is issued last by rank 1 in all three iterations; bucket 1 by rank 1 in 7 and 9 and
 # by rank 0 in 8.
-DOC = {
-    "format": FORMAT,
-    "version": VERSION,
-    "time_unit": "ms",
-    "metadata": {
-        "torch_version": "2.13.0+cpu",
-        "backend": "gloo",
-        "device": "cpu",
-        "world_size": 2,
-        "bucket_cap_mb": 1.0,
-        "cpu_count": 2,
-        "threads_per_rank": 1,
-        "origin_ns": 0,
-    },
-    "parameters": [{"name": "a", "bytes": 8}, {"name": "b", "bytes": 8}],
-    "iterations": [
+DOC = two_parameter_document(
+    [
         {
             "iteration": 7,
             "other_load": 0.0,
@@ -152,8 +138,8 @@ DOC = {
                 _rank(1, 201, 212, 216, 214, (214.5, 216.5), (218, 220), 220.5, (221, 224)),
             ],
         },
-    ],
-}
+    ]
+)
 
 
 @pytest.fixture(scope="module")
