@@ -29,4 +29,10 @@ def page(title: str, subtitle: str, body: pn.viewable.Viewable) -> pn.viewable.V
         sizing_mode="stretch_width",
         css_classes=["ol-page"],
         stylesheets=[theme.FRAME_CSS],
+        # Page margins: nothing runs to the screen's edge, on a phone either.
+        styles={
+            "max-width": "1280px",
+            "margin": "0 auto",
+            "padding": "0 clamp(12px, 3vw, 24px) 32px",
+        },
     )

@@ -107,7 +107,12 @@ def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:
     view.show_notices(notices)
     # In a script-tag embed the page URL is the course's own: never rewrite it.
     in_own_page = _script_embed_url() is None
-    view.enable_share(server_origin(), _set_page_query if in_own_page else None)
+    from widgets.common.component import WidgetComponent
+
+    if isinstance(view, WidgetComponent):
+        view.enable_share(server_origin(), own_page=in_own_page)
+    else:
+        view.enable_share(server_origin(), _set_page_query if in_own_page else None)
     return page(spec.title, html.escape(spec.summary), view)
 
 

@@ -29,6 +29,7 @@ GC_THRESHOLDS = (50_000, 20, 20)
 TEST_HOOKS_ENV = "OVERLAP_LAB_TEST_HOOKS"
 
 LOADING_CSS = """
+html, body { margin: 0; background: #f6f8fa; }
 #ol-loading { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   color: #1f2328; max-width: 1280px; margin: 48px auto; padding: 0 16px;
   display: flex; align-items: center; gap: 12px; }
@@ -106,7 +107,10 @@ def loading_template():
 
     return _env.from_string(
         '{% extends "base.html" %}'
-        "{% block postamble %}{{ super() }}<style>" + LOADING_CSS + "</style>{% endblock %}"
+        # Without it a phone lays the page out 980 px wide and shows it at 0.4x.
+        '{% block postamble %}{{ super() }}<meta name="viewport" '
+        'content="width=device-width, initial-scale=1"><style>' + LOADING_CSS + "</style>"
+        "{% endblock %}"
         # The roots sit in one <main> landmark; the notice goes once the page renders.
         "{% block contents %}" + LOADING_HTML + "<main>{{ super() }}</main>{% endblock %}"
     )
@@ -201,6 +205,25 @@ def warm(routes: Mapping[str, Callable[[], object]]) -> None:
     gc.freeze()
 
 
+def component_resources_route() -> tuple:
+    """Panel's route for component resources (the widgets' bundles), readable from any origin.
+
+    A course page that embeds a widget with a script tag imports the widget's
+    bundle as a module, and browsers fetch modules with CORS: without the
+    header the embed stays empty. The bundles are public code, the same for
+    everyone, so any origin may read them. Listed before Panel's own route for
+    the same path, so it is the one that answers.
+    """
+    from panel.io.resources import COMPONENT_PATH
+    from panel.io.server import ComponentResourceHandler
+
+    class CrossOriginComponentResources(ComponentResourceHandler):
+        def set_default_headers(self) -> None:
+            self.set_header("Access-Control-Allow-Origin", "*")
+
+    return (f"/{COMPONENT_PATH}(.*)", CrossOriginComponentResources, {})
+
+
 def server_options(
     *,
     port: int,
@@ -224,7 +247,7 @@ def server_options(
         # /liveness answers 200 while the process serves; a balancer or monitor polls it.
         "liveness": True,
         "use_xheaders": use_xheaders,
-        "extra_patterns": [],
+        "extra_patterns": [component_resources_route()],
     }
     if prefix.strip("/"):
         options["prefix"] = "/" + prefix.strip("/")

@@ -89,10 +89,11 @@ def test_prefix_and_liveness_are_routed(routes):
 def test_test_hooks_are_off_unless_asked(monkeypatch):
     monkeypatch.delenv(TEST_HOOKS_ENV, raising=False)
     options = server_options(port=5006, address="localhost", origins=[])
-    assert options["extra_patterns"] == []
+    # Only the widgets' bundles, readable from other origins (script-tag embeds).
+    assert [p[0] for p in options["extra_patterns"]] == ["/components/(.*)"]
     monkeypatch.setenv(TEST_HOOKS_ENV, "1")
     options = server_options(port=5006, address="localhost", origins=[])
-    assert [p[0] for p in options["extra_patterns"]] == ["/_test/sessions"]
+    assert [p[0] for p in options["extra_patterns"]] == ["/components/(.*)", "/_test/sessions"]
 
 
 def test_every_route_builds_a_valid_document(routes):

@@ -10,7 +10,7 @@ __all__ = ["BucketTimeline", "QueueLab"]
 
 def __getattr__(name: str):
     if name == "QueueLab":
-        from .queue_lab import QueueLab
+        from .queue_lab.component import QueueLab
 
         return QueueLab
     if name == "BucketTimeline":

@@ -111,7 +111,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "Traffic arrives at one rate and leaves at another: predict when the queue "
             "drains, then run it.",
             FluidQueue,
-            "queue_lab:QueueLab",
+            "queue_lab.component:QueueLab",
         ),
         WidgetSpec(
             "ranks",

@@ -10,6 +10,7 @@ from hypothesis import event, given, settings, target
 from hypothesis import strategies as st
 
 from widgets.model.fluid_queue import (
+    LONGEST_RUN,
     Drain,
     DrainStatus,
     FluidQueue,
@@ -45,6 +46,7 @@ def steps(q: FluidQueue, n: int) -> None:
 def test_defaults_are_the_draining_experiment() -> None:
     q = FluidQueue()
     assert (q.initial, q.arrival, q.service) == (4.0, 2.0, 3.0)
+    assert q.duration is None
     assert q.clock.horizon == 20.0
     assert q.clock.step_size == 0.5
 
@@ -407,6 +409,152 @@ def test_prediction_tolerance(predicted: float, actual: float, close: bool) -> N
     assert PredictionCheck(predicted, actual, actual).close() is close
 
 
+# --- how long a run lasts ------------------------------------------------------------------
+
+
+def test_the_longest_run_is_twenty_seconds() -> None:
+    assert LONGEST_RUN == 20.0
+
+
+@pytest.mark.parametrize(
+    ("initial", "arrival", "service", "horizon"),
+    [
+        (4, 2, 3, 5.0),  # empty at 4 / 1 = 4: ceil(4 + max(1, 1)) = 5
+        (8, 2, 3, 10.0),  # empty at 8: ceil(8 + max(1, 2)) = 10
+        (10, 1, 3, 7.0),  # empty at 10 / 2 = 5: ceil(5 + 1.25) = ceil(6.25) = 7
+        (3, 0, 2, 3.0),  # empty at 1.5: ceil(1.5 + max(1, 0.375)) = ceil(2.5) = 3
+        (0.5, 2, 3, 2.0),  # empty at 0.5: ceil(0.5 + 1) = ceil(1.5) = 2
+        (2, 0, 8, 2.0),  # empty at 0.25: ceil(0.25 + 1) = 2
+        (15, 2, 3, 19.0),  # empty at 15: ceil(15 + 3.75) = ceil(18.75) = 19
+        (16, 2, 3, 20.0),  # empty at 16: ceil(16 + 4) = 20, the longest anyway
+        (17, 2, 3, 20.0),  # empty at 17: ceil(17 + 4.25) = 22, cut to 20
+        (20, 2, 3, 20.0),  # empty at 20 exactly: the longest run
+        (30, 1, 2, 20.0),  # empty at 30, after the longest run
+        (4, 4, 3, 20.0),  # grows: never empty
+        (4, 3, 3, 20.0),  # holds at 4 items: never empty
+        (0, 4, 3, 20.0),  # starts empty and grows
+        (0, 2, 3, 1.0),  # empty from the start and stays so: ceil(0 + max(1, 0)) = 1
+        (0, 3, 3, 1.0),  # empty and held there: drained at 0, ceil(0 + 1) = 1
+    ],
+)
+def test_run_horizon_ends_a_little_after_the_queue_empties(
+    initial: float, arrival: float, service: float, horizon: float
+) -> None:
+    assert make_queue(initial=initial, arrival=arrival, service=service).run_horizon() == horizon
+
+
+def test_run_horizon_is_never_before_the_elapsed_time() -> None:
+    q = make_queue()  # empty at 4: the rule says 5
+    assert q.run_horizon(0.0) == 5.0
+    assert q.run_horizon(4.5) == 5.0
+    assert q.run_horizon(5.0) == 5.0
+    assert q.run_horizon(7.25) == 7.25
+    grows = make_queue(arrival=4)
+    assert grows.run_horizon(12.0) == 20.0
+    assert grows.run_horizon(25.0) == 25.0
+
+
+def test_run_horizon_uses_a_run_length_as_set() -> None:
+    assert make_queue(duration=8.0).run_horizon() == 8.0  # longer than the rule's 5
+    assert make_queue(duration=2.5).run_horizon() == 2.5  # before the drain at 4: as set
+    assert make_queue(arrival=4, duration=3.0).run_horizon() == 3.0  # not the 20 of growth
+    assert make_queue(duration=1000.0).run_horizon() == 1000.0  # past the longest run
+    assert make_queue(duration=3.0).run_horizon(10.0) == 10.0  # but never before elapsed
+    q = make_queue(duration=8.0)
+    q.duration = None  # empty again: the rule
+    assert q.run_horizon() == 5.0
+
+
+def test_a_run_length_is_bounded() -> None:
+    assert FluidQueue(duration=1.0).duration == 1.0
+    for bad in (0.5, 1000.5, -1.0):
+        with pytest.raises(ValueError):
+            FluidQueue(duration=bad)
+
+
+def test_run_horizon_after_an_edit_follows_the_running_segment() -> None:
+    q = make_queue()
+    steps(q, 4)  # t = 2, 2 items
+    q.arrival = 2.5  # net -0.5: empty at 2 + 2 / 0.5 = 6; ceil(6 + max(1, 1.5)) = 8
+    assert q.run_horizon(q.clock.now()) == 8.0
+    q.arrival = 1.0  # (same instant) net -2: empty at 2 + 1 = 3; ceil(3 + max(1, 0.75)) = 4
+    assert q.run_horizon(q.clock.now()) == 4.0
+
+
+def test_run_horizon_waits_for_the_queue_to_empty_for_good() -> None:
+    q = make_queue()
+    steps(q, 8)  # t = 4: empty
+    assert q.run_horizon(4.0) == 5.0
+    q.arrival = 5.0  # grows from empty at 4: it emptied once, but not for good
+    assert q.first_empty_time() == 4.0
+    assert q.run_horizon(4.0) == 20.0
+    steps(q, 4)  # t = 6: 0 + 2 x 2 = 4 items
+    q.arrival = 1.0  # net -2: empty at 6 + 4 / 2 = 8; ceil(8 + max(1, 2)) = 10
+    assert q.run_horizon(6.0) == 10.0
+
+
+def test_run_horizon_after_the_queue_emptied_counts_from_the_edit() -> None:
+    q = make_queue()
+    steps(q, 9)  # t = 4.5, empty since 4
+    q.service = 4.0  # empty from 4.5 (net -2): ceil(4.5 + max(1, 1.125)) = ceil(5.625) = 6
+    assert q.run_horizon(4.5) == 6.0
+
+
+def test_run_horizon_ignores_a_pending_initial_until_reset() -> None:
+    q = make_queue()
+    steps(q, 2)  # t = 1
+    q.initial = 8.0  # applies at Reset: this run still empties at 4
+    assert q.run_horizon(1.0) == 5.0
+    q.reset()  # empty at 8: ceil(8 + 2) = 10
+    assert q.run_horizon() == 10.0
+
+
+# Classroom rates (quarter items per second) and any rate the bounds allow.
+any_rate = st.one_of(quarters, st.floats(0.0, 1000.0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    initial=st.one_of(st.sampled_from([0.0, 0.5, 4.0, 30.0]), st.floats(0.0, 100000.0)),
+    rates=st.lists(
+        st.tuples(any_rate, any_rate, st.integers(1, 12)),
+        min_size=1,
+        max_size=4,
+    ),
+    duration=st.one_of(st.none(), st.sampled_from([1.0, 5.0, 20.0]), st.floats(1.0, 1000.0)),
+    later=st.one_of(st.just(0.0), st.floats(0.0, 1000.0)),
+)
+def test_run_horizon_properties(
+    initial: float, rates: list, duration: float | None, later: float
+) -> None:
+    """Never before elapsed; at most the longest run (or elapsed) without a run length, the
+    run length (or elapsed) with one; a drain before 20 s is strictly inside the run, and the
+    queue is still empty at its end; without a run length, a run that does not end now ends
+    on a whole second."""
+    q = make_queue(initial=initial, arrival=rates[0][0], service=rates[0][1], duration=duration)
+    for arrival, service, n in rates[1:]:
+        steps(q, n)
+        q.param.update(arrival=arrival, service=service)
+    for elapsed in (q.clock.now(), later):
+        h = q.run_horizon(elapsed)
+        assert h >= elapsed
+        assert h >= 1.0
+        if duration is not None:
+            assert h == max(duration, elapsed)
+            continue
+        assert h <= max(LONGEST_RUN, elapsed)
+        if h > elapsed:
+            assert h == int(h)
+        empty = q.segment.drain_time
+        if empty is not None and empty < LONGEST_RUN:
+            event("drains before the longest run")
+            assert empty < h
+            tiny = 1e-12 * max(1.0, q.segment.length)
+            assert q.length_at(h) <= tiny
+        elif elapsed <= LONGEST_RUN:
+            assert h == LONGEST_RUN
+
+
 # --- invariants over random sequences of operations ------------------------------------------
 
 rates = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0, 4.0, 1000.0]), st.floats(0.0, 1000.0))
@@ -586,6 +734,14 @@ def test_each_setting_and_entry_is_declared_as_the_page_shows_it() -> None:
         "arrival": ("Arrival rate", "items/s", None, (0.0, 1000.0), 2.0, True),
         "service": ("Service rate", "items/s", None, (0.0, 1000.0), 3.0, True),
         "initial": ("Initial items", "items", None, (0.0, 100000.0), 4.0, True),
+        "duration": (
+            "Run length",
+            "s",
+            "1 to 1000 s; empty: ends soon after the queue empties.",
+            (1.0, 1000.0),
+            None,
+            True,
+        ),
         "predicted_drain_time": (
             "Predicted drain time",
             "s",

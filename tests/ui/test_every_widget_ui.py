@@ -21,6 +21,7 @@ from pagekit import TIMEOUT, button, description, enter, field, value_of
 from playwright.sync_api import Page, expect
 
 from lessons import load_lessons
+from widgets.common.component import WidgetComponent
 from widgets.model.settings import setting_names
 from widgets.parts.formatting import plain_number
 from widgets.registry import WIDGETS, WidgetSpec
@@ -244,12 +245,47 @@ def test_playing_to_the_end_stops_by_itself(page: Page, server: str, ui, name: s
     )
     button(page, "Play").click()
     expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
-    # Only the server's end-of-run timer turns Pause back into Play, disabled at the end.
+    # Only the server's end-of-run timer turns Pause back into Play.
     play = button(page, "Play")
     expect(play).to_be_visible(timeout=TIMEOUT + 2_000 * clock.wall_seconds_to_end())
-    expect(play).to_be_disabled()
     expect(button(page, "Step")).to_be_disabled()
     assert value_of(page, "Elapsed time") == pytest.approx(clock.horizon, abs=0.006)
+    if not isinstance(WIDGETS[name].create(), WidgetComponent):
+        expect(play).to_be_disabled()
+        return
+    # At the end, the page says what Play and Reset do now, and Play replays the run.
+    expect(
+        page.get_by_text(re.compile(r"Play replays it from the start; Reset starts"))
+    ).to_be_visible()
+    expect(play).to_be_enabled()
+    play.click()
+    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
+    assert value_of(page, "Elapsed time") < clock.horizon / 2
+
+
+def assert_csv_is_the_table(text: str, table: dict) -> None:
+    """Readout lines (``# label,value``, each value starting with its number), then the
+    chart's data table exactly: its column keys, then every row's values."""
+    import csv
+    import io
+
+    lines = text.splitlines()
+    readouts = [line for line in lines if line.startswith("# ")]
+    assert readouts and lines[: len(readouts)] == readouts, text
+    for line in readouts:
+        label, value = next(csv.reader([line[2:]]))
+        assert label and re.match(r"^[+\-−]?\d", value), line
+    rows = list(csv.reader(io.StringIO("\n".join(lines[len(readouts) :]))))
+    assert rows[0] == [c["key"] for c in table["columns"]]
+    assert len(rows) - 1 == len(table["rows"])
+    for got, want in zip(rows[1:], table["rows"], strict=True):
+        for g, w in zip(got, want, strict=True):
+            if isinstance(w, bool):
+                assert g == str(w).lower(), (g, w)
+            elif isinstance(w, int | float):
+                assert float(g) == pytest.approx(w, rel=1e-12, abs=1e-12), (g, w)
+            else:
+                assert g == ("" if w is None else str(w)), (g, w)
 
 
 ROUTES = ["/", *(f"/{n}" for n in NAMES), *(f"/lessons/{n}" for n in load_lessons())]
@@ -284,7 +320,10 @@ def test_description_is_named_and_follows_step(page: Page, server: str, ui, name
     button(page, "Step").click()
     expect(region).not_to_have_text(before, timeout=TIMEOUT)
     view = WIDGETS[name].create()
-    view.time_control.step()
+    if isinstance(view, WidgetComponent):
+        view.act("step")
+    else:
+        view.time_control.step()
     expect(region).to_contain_text(" ".join(view.describe().split()), timeout=TIMEOUT)
 
 
@@ -300,7 +339,11 @@ def test_downloads_give_the_data_as_csv_and_the_chart_as_png(
     download = info.value
     assert download.suggested_filename == f"{name}.csv"
     text = open(download.path(), encoding="utf-8").read()  # noqa: SIM115
-    assert text == spec.create(**settings).csv()
+    view = spec.create(**settings)
+    if isinstance(view, WidgetComponent):
+        assert_csv_is_the_table(text, view.state["table"])
+    else:
+        assert text == view.csv()
 
     with page.expect_download(timeout=TIMEOUT) as info:
         button(page, "Download chart (PNG)").click()

@@ -1,8 +1,11 @@
 """The browser formats and reveals exactly as Python does, case by case.
 
-The playhead's script carries a copy of the reveal rules (widgets/model/timeline.py)
-and of the number format (widgets/parts/formatting.py). Here Chromium runs that
-copy on a table of cases and every answer is compared with Python's.
+The browser carries a copy of the reveal rules (widgets/model/timeline.py) and of
+the number format (widgets/parts/formatting.py): the shared library's
+``widgets/common/js/rules.js`` (and, until every widget is a browser-drawn
+component, the server-built views' ``widgets/parts/playhead_rules.js``). Here
+Chromium runs each copy on a table of cases and every answer is compared with
+Python's.
 """
 
 from __future__ import annotations
@@ -13,15 +16,20 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page
 
+from widgets.common.bundles import COMMON_JS
 from widgets.model.timeline import revealed_points, revealed_polyline, revealed_spans
 from widgets.parts.formatting import COUNT, ITEMS, MILLISECONDS, PERCENT, SECONDS, Quantity
 from widgets.parts.playhead import AUTOSCALE_HEADROOM, RULES_JS, autoscaled_end
 
+#: The shared library's module, run as a plain script (its functions become globals).
+LIBRARY_RULES_JS = (COMMON_JS / "rules.js").read_text(encoding="utf-8").replace("export ", "")
 
-@pytest.fixture
-def rules(page: Page) -> Page:
+
+@pytest.fixture(params=["library", "server-built views"])
+def rules(page: Page, request: pytest.FixtureRequest) -> Page:
     page.set_content("<html><body></body></html>")
-    page.add_script_tag(content=RULES_JS)
+    page.add_script_tag(content=LIBRARY_RULES_JS if request.param == "library" else RULES_JS)
+    page.script_kind = request.param
     return page
 
 
@@ -74,6 +82,20 @@ def test_point_and_span_reveals_match_python(rules: Page) -> None:
         keep, end = revealed_spans(starts, ends, t)
         assert shown["spans"]["keep"] == np.flatnonzero(keep).tolist(), t
         assert shown["spans"]["end"] == end.tolist(), t
+
+
+def test_signed_format_matches_python(rules: Page) -> None:
+    if rules.script_kind != "library":
+        pytest.skip("the server-built views format signed numbers on the server")
+    cases = [(q, v) for q, v in FORMAT_CASES if math.isfinite(v)]
+    got = rules.evaluate(
+        "cases => cases.map(c => fmt(c.v, c.spec, true))",
+        [{"v": v, "spec": q.js_spec()} for q, v in cases],
+    )
+    for (q, v), text in zip(cases, got, strict=True):
+        assert text == q(v, signed=True), (
+            f"{v!r} with {q}: browser {text!r}, Python {q(v, signed=True)!r}"
+        )
 
 
 @pytest.mark.parametrize("values", [[], [0.0], [0.5], [4.0], [3.0, 9.99], [100.0, 1.0]])

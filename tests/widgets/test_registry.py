@@ -28,7 +28,7 @@ def test_the_table() -> None:
 
 
 def test_keys_are_preset_then_the_settings_in_declaration_order() -> None:
-    assert QUEUE.keys == ["arrival", "service", "initial"]
+    assert QUEUE.keys == ["arrival", "service", "initial", "duration"]
     assert BUCKETS.keys[:4] == ["preset", "layers_per_bucket", "backward_ms", "grad_mb"]
     assert BUCKETS.keys[-3:] == ["enqueue_ms", "forward_ms", "optimizer_ms"]
     assert "n_layers" not in BUCKETS.keys  # declared, but not a user-facing setting
@@ -41,7 +41,7 @@ def test_settings_from_query_values_and_notices() -> None:
     )
     assert values == {"arrival": 4.0, "initial": 2.5}  # the last of repeated values wins
     assert notices == [
-        "Ignored unknown setting “bogus” (known: arrival, initial, service).",
+        "Ignored unknown setting “bogus” (known: arrival, duration, initial, service).",
         "Ignored service=-1: Service rate must be 0 to 1000 items/s.",
     ]
 
@@ -49,7 +49,9 @@ def test_settings_from_query_values_and_notices() -> None:
 def test_settings_from_query_bytes_are_utf8_and_long_keys_are_cut() -> None:
     values, notices = settings_from_query(FluidQueue, {"k" * 50: [b"1"], "arrival": [b"3"]})
     assert values == {"arrival": 3.0}
-    assert notices == [f"Ignored unknown setting “{'k' * 40}” (known: arrival, initial, service)."]
+    assert notices == [
+        f"Ignored unknown setting “{'k' * 40}” (known: arrival, duration, initial, service)."
+    ]
     values, notices = settings_from_query(FluidQueue, {"service": [b"\xff"]})
     assert values == {}
     assert notices == ["Ignored service=\ufffd: “\ufffd” is not a number. Enter 0 to 1000 items/s."]
@@ -79,7 +81,7 @@ def test_parse_without_presets_treats_preset_as_an_unknown_setting() -> None:
     query = {"preset": ["Straggler"], "arrival": ["1"]}
     assert QUEUE.parse(query) == (
         {"arrival": 1.0},
-        ["Ignored unknown setting “preset” (known: arrival, initial, service)."],
+        ["Ignored unknown setting “preset” (known: arrival, duration, initial, service)."],
     )
     assert query == {"preset": ["Straggler"], "arrival": ["1"]}  # the caller's dict is kept
 
@@ -120,9 +122,9 @@ def test_query_values_and_string() -> None:
 
 
 def test_views_are_found_by_module_and_class() -> None:
-    assert QUEUE.view.split(":") == ["queue_lab", "QueueLab"]
+    assert QUEUE.view.split(":") == ["queue_lab.component", "QueueLab"]
     cls = QUEUE.view_class()
-    assert (cls.__module__, cls.__name__) == ("widgets.queue_lab", "QueueLab")
+    assert (cls.__module__, cls.__name__) == ("widgets.queue_lab.component", "QueueLab")
     view = QUEUE.create(arrival=5.0)
     assert isinstance(view, cls)
     assert view.settings.arrival == 5.0
@@ -130,7 +132,7 @@ def test_views_are_found_by_module_and_class() -> None:
 
 def test_a_spec_without_presets_has_no_preset_key() -> None:
     spec = WidgetSpec("x", "X", "", FluidQueue, "queue_lab:QueueLab")
-    assert spec.keys == ["arrival", "service", "initial"]
+    assert spec.keys == ["arrival", "service", "initial", "duration"]
     with pytest.raises(AttributeError):
         spec.name = "y"  # frozen
 

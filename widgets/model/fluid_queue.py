@@ -18,6 +18,8 @@ from .settings import entry, setting
 from .timeline import Clock, PiecewiseLinearSeries
 
 RATE_BOUNDS = (0.0, 1000.0)
+#: The longest run when the learner sets no run length (s).
+LONGEST_RUN = 20.0
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,14 @@ class FluidQueue(param.Parameterized):
         label="Initial items",
         doc="Queue length at time zero; a change after time zero applies at the next Reset.",
         metadata=setting("items"),
+    )
+    duration = param.Number(
+        default=None,
+        allow_None=True,
+        bounds=(1.0, 1000.0),
+        label="Run length",
+        doc="How long a run lasts, in seconds; empty: until a little after the queue empties.",
+        metadata=setting("s", hint="1 to 1000 s; empty: ends soon after the queue empties."),
     )
     predicted_drain_time = param.Number(
         default=None,
@@ -237,6 +247,23 @@ class FluidQueue(param.Parameterized):
         t = self.prediction_time
         actual = float(self.series.at(t)) if t <= self.clock.horizon else None
         return PredictionCheck(self.predicted_length, actual, min(t, self.clock.horizon))
+
+    def run_horizon(self, reached: float = 0.0) -> float:
+        """When the run ends: the run length the learner set, else a little after the queue
+        empties for good (a quarter of that time, at least 1 s, in whole seconds) and after
+        a predicted length's time, at most ``LONGEST_RUN``. Never before ``reached`` (the
+        furthest the run has been): an edit or a replay does not cut a run short.
+        """
+        if self.duration is not None:
+            return max(self.duration, reached)
+        seg = self.segment
+        empty = seg.drain_time
+        if empty is None or empty >= LONGEST_RUN:
+            return max(LONGEST_RUN, reached)
+        end = float(np.ceil(empty + max(1.0, 0.25 * empty)))
+        if self.prediction_time is not None:
+            end = max(end, float(np.ceil(self.prediction_time)) + 1.0)
+        return max(min(LONGEST_RUN, end), reached)
 
     def checked(self, check: PredictionCheck | None) -> bool:
         """Whether the run has reached the point where ``check`` is decided."""

@@ -45,6 +45,7 @@ def parse_number(text: str, p: param.Parameter) -> float | int | None:
         raise ValueError(f"“{shown}” is not a number. Enter {bounds_text(p)}.") from None
     if not math.isfinite(value):
         raise ValueError(f"Enter a finite number ({bounds_text(p)}).")
+    value += 0.0  # "-0" is zero, and is shown and linked as 0
     if isinstance(p, param.Integer):
         if value != int(value):
             raise ValueError(f"{p.label} must be a whole number ({bounds_text(p)}).")

@@ -1,0 +1,145 @@
+// The frame every widget shares: its controls, readouts, chart with key and text
+// description, data table, downloads, notices and share bar, wired to the
+// server's state. A widget module supplies only what it draws (see mountWidget).
+//
+// Synced properties from the server: fields (once), values, errors, anchor,
+// state, description, notices, share, snippets. To the server: one message per
+// action ({action}) or edit ({edit, text}); nothing per frame. Animation state
+// lives in closures here, never in synced properties (writing model.x sends it).
+
+import { h, uid } from "./dom.js";
+import { exportButtons } from "./export.js";
+import { fieldSet } from "./fields.js";
+import { noticeList } from "./notices.js";
+import { createPlayhead } from "./playhead.js";
+import { readout } from "./readouts.js";
+import { fmt } from "./rules.js";
+import { reportHeightToHost, shareBar } from "./share.js";
+import { dataTable, csvText } from "./table.js";
+import { swatch } from "./chart.js";
+import { timeControl } from "./time_control.js";
+import CSS from "./styles.css";
+
+/**
+ * Mount a widget in `el`. `def` is the widget's own part:
+ * - `name`: its route (file names of downloads);
+ * - `time`: `{digits, unit}` of model time;
+ * - `chartLabel`: the chart's accessible name;
+ * - `layout(parts)`: `{main: [...], controls: [...]}` from the shared parts
+ *   (`fields`, `readout(label)`, `section(title, ...nodes)`); the chart, its key,
+ *   the time control (under the chart, where a learner's eyes are), the
+ *   description, the data table and the downloads follow `main`;
+ * - `draw(ctx)`: draw the chart and live readouts for `ctx = {state, t, playing, width}`;
+ *   returns the chart's SVG element;
+ * - `keyEntries(state)`: the key, as `swatch` entries with labels;
+ * - `csvReadouts(ctx)`: `[label, text]` rows above the CSV table;
+ * - `update(state)`: anything else that follows the server's state.
+ */
+export function mountWidget({ model, el }, def) {
+  const send = (message) => model.send_msg(message);
+  const act = (action) => send({ action });
+  const root = h("div", { class: "ol-widget" });
+  el.append(h("style", {}, CSS), root);
+
+  const notices = noticeList();
+  const loaded = h("p", { class: "ol-status", role: "status" });
+  const fields = fieldSet(model.fields, (name, text) => send({ edit: name, text }));
+  const time = timeControl(act);
+  const chartId = uid("chart");
+  const chartHost = h("div", { class: "ol-chart", role: "img", "aria-label": def.chartLabel, id: chartId });
+  const key = h("ul", { class: "ol-key", "aria-label": "Key" });
+  const descriptionId = uid("description");
+  const descriptionText = h("p", { "aria-live": "polite" });
+  const description = h(
+    "section", { class: "ol-description", "aria-labelledby": descriptionId },
+    h("h3", { class: "ol-title", id: descriptionId }, "What the chart shows"),
+    descriptionText,
+  );
+  const table = dataTable();
+  let svg = null;
+  let ctx = { state: model.state, t: 0, playing: false, width: 600 };
+  const exports = exportButtons(def.name, () => csvText(def.csvReadouts(ctx), ctx.state.table), () => svg);
+  const share = shareBar(act);
+  const section = (title, ...nodes) =>
+    h("section", { class: "ol-section", "aria-label": title }, h("h3", { class: "ol-title" }, title), ...nodes);
+  const parts = {
+    fields: fields.fields,
+    readout,
+    section,
+    act,
+  };
+  const { main, controls } = def.layout(parts);
+  root.append(
+    notices.el,
+    loaded,
+    h("div", { class: "ol-body" },
+      h("div", { class: "ol-main" }, ...main, h("figure", { class: "ol-figure" }, chartHost, key), time.el, description, table.el, exports),
+      h("div", { class: "ol-controls", role: "group", "aria-label": "Settings" }, ...controls)),
+    share.el,
+  );
+
+  const draw = () => {
+    const next = def.draw(ctx);
+    if (next !== svg) {
+      chartHost.replaceChildren(next);
+      svg = next;
+    }
+  };
+  const playhead = createPlayhead((t, playing) => {
+    const was = ctx.playing;
+    ctx = { ...ctx, t, playing };
+    time.update(playing, !playing && t >= model.anchor.horizon, fmt(model.anchor.horizon, def.time));
+    if (playing !== was) describe();
+    draw();
+  });
+  const describe = () => {
+    // While playing the text holds still (a live region that changed every frame
+    // would never stop talking); paused, it is the server's description of that moment.
+    descriptionText.textContent = ctx.playing
+      ? `Playing from ${fmt(model.anchor.elapsed, def.time)} to ${fmt(model.anchor.horizon, def.time)}. Pause for a description of that moment.`
+      : model.description;
+  };
+  const onState = () => {
+    ctx = { ...ctx, state: model.state };
+    key.replaceChildren(...def.keyEntries(model.state).map((e) => h("li", {}, swatch(e), h("span", {}, e.label))));
+    table.update(model.state.table);
+    if (def.update) def.update(model.state);
+  };
+  const resize = new ResizeObserver(() => {
+    const width = Math.floor(chartHost.getBoundingClientRect().width);
+    if (width > 0 && width !== ctx.width) {
+      ctx = { ...ctx, width };
+      draw();
+    }
+  });
+
+  onState();
+  fields.update(model.values, model.errors);
+  notices.update(model.notices);
+  const showLoaded = () => {
+    loaded.textContent = model.message;
+    loaded.hidden = !model.message;
+  };
+  showLoaded();
+  share.update(model.share, model.snippets);
+  describe();
+  playhead.sync(model.anchor);
+  resize.observe(chartHost);
+  reportHeightToHost();
+
+  model.on("state", () => {
+    onState();
+    draw();
+  });
+  model.on(["values", "errors"], () => fields.update(model.values, model.errors));
+  model.on("anchor", () => playhead.sync(model.anchor));
+  model.on("description", describe);
+  model.on("notices", () => notices.update(model.notices));
+  model.on("message", showLoaded);
+  model.on(["share", "snippets"], () => share.update(model.share, model.snippets));
+  model.on("remove", () => {
+    playhead.stop();
+    resize.disconnect();
+  });
+  return { fields: fields.fields, playhead };
+}

@@ -1,0 +1,60 @@
+// The rules the browser shares with the Python model: number formatting, the
+// playhead's reveal of lines, points and spans, and the autoscaled axis end.
+// The originals are Quantity (widgets/parts/formatting.py), revealed_polyline /
+// revealed_points / revealed_spans (widgets/model/timeline.py) and
+// autoscaled_end; tests/ui/test_rules_in_browser.py runs both on one table.
+
+/** `4` with {digits: 2, unit: "s"} -> "4.00 s"; non-finite -> an em dash; never "−0.00". */
+export function fmt(value, spec, signed = false) {
+  if (value === null || value === undefined || !isFinite(value)) return "—";
+  const digits = spec.digits ?? 2;
+  let text = (value === 0 ? 0 : value).toFixed(digits).replace("-", "−");
+  if (text === "−" + (0).toFixed(digits)) text = text.slice(1);
+  if (signed && !text.startsWith("−")) text = "+" + text;
+  return spec.unit ? text + " " + spec.unit : text;
+}
+
+/** Linear interpolation of a polyline at t, held at both ends. */
+export function interp(xs, ys, t) {
+  const n = xs.length;
+  if (n === 0) return NaN;
+  if (t <= xs[0]) return ys[0];
+  for (let i = 1; i < n; i++) {
+    if (t <= xs[i]) {
+      const w = xs[i] === xs[i - 1] ? 1 : (t - xs[i - 1]) / (xs[i] - xs[i - 1]);
+      return ys[i - 1] + w * (ys[i] - ys[i - 1]);
+    }
+  }
+  return ys[n - 1];
+}
+
+/** The polyline up to t, ending exactly at t; nothing before its first vertex. */
+export function revealPolyline(xs, ys, t) {
+  const x = [], y = [];
+  if (xs.length === 0 || t < xs[0]) return { x, y };
+  for (let i = 0; i < xs.length && xs[i] < t; i++) { x.push(xs[i]); y.push(ys[i]); }
+  x.push(t);
+  y.push(interp(xs, ys, t));
+  return { x, y };
+}
+
+/** Indices of the points reached by t (x <= t). */
+export function revealPoints(xs, t) {
+  const keep = [];
+  for (let i = 0; i < xs.length; i++) if (xs[i] <= t) keep.push(i);
+  return keep;
+}
+
+/** Spans begun by t (start < t) and their ends cut at t. */
+export function revealSpans(starts, ends, t) {
+  const keep = [];
+  for (let i = 0; i < starts.length; i++) if (starts[i] < t) keep.push(i);
+  return { keep, end: keep.map((i) => Math.min(ends[i], t)) };
+}
+
+/** The top of an axis scaled to what is shown: at least 1, with headroom, rounded up. */
+export function autoscaledEnd(values, headroom) {
+  let top = 1.0;
+  for (const y of values) if (isFinite(y)) top = Math.max(top, y);
+  return Math.ceil(top * headroom);
+}

@@ -1,0 +1,146 @@
+"""The fluid queue lab: predict, then run, a queue fed at one rate and drained at another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..common.component import WidgetComponent
+from ..model.fluid_queue import Drain, DrainStatus, FluidQueue, PredictionCheck
+from ..model.timeline import Clock
+from ..parts.formatting import ITEMS, ITEMS_PER_SECOND, SECONDS
+
+HERE = Path(__file__).resolve().parent
+
+#: Wall-clock seconds per model second while playing.
+SPEED = 1.0
+
+
+class QueueLab(WidgetComponent):
+    """The fluid queue lab: rates and initial items, Reset / Play / Step, predictions checked."""
+
+    widget_name = "queue-lab"
+    settings_class = FluidQueue
+    entry = HERE / "queue_lab.js"
+    _bundle = HERE / "queue_lab.bundle.js"
+    #: The furthest model time this run has reached (a replay keeps the run's length).
+    _reached = 0.0
+
+    def make_clock(self) -> Clock:
+        return self.settings.clock
+
+    def reset_model(self) -> None:
+        self.settings.reset()
+        self._reached = 0.0
+
+    def fit_to_model(self) -> None:
+        clock = self.clock
+        # The furthest this run has been: a replay from the start keeps its length.
+        self._reached = max(self._reached, clock.now())
+        horizon = self.settings.run_horizon(self._reached)
+        if horizon != clock.horizon:
+            clock.reanchor()
+            clock.param.update(horizon=horizon, speed=SPEED, elapsed=min(clock.elapsed, horizon))
+
+    def refresh_time(self) -> None:
+        self.fit_to_model()
+        super().refresh_time()
+
+    def model_state(self) -> dict:
+        model, clock = self.settings, self.clock
+        xs, ys = model.series.vertices(clock.horizon)
+        starts = model.segment_starts[1:]
+        seg = model.segment
+        drain = model.drain()
+        return {
+            "horizon": clock.horizon,
+            "run": {"x": _numbers(xs), "y": _numbers(ys)},
+            "edits": {"x": _numbers(starts), "y": _numbers(model.length_at(starts))},
+            "now": {"t": clock.now(), "length": model.length()},
+            "segment": {
+                "start": seg.start,
+                "length": seg.length,
+                "arrival": seg.arrival,
+                "service": seg.service,
+                "net": seg.net_rate,
+                "trend": seg.trend,
+            },
+            "drain_check": _check(model.drain_check(), _never_drains(drain)),
+            "length_check": _check(model.length_check(), "It did not happen by the end."),
+            "initial_pending": model.initial if model.initial_pending else None,
+            # The length question is asked while the queue grows, and kept while it holds one.
+            "ask_length": seg.trend == "grows"
+            or model.prediction_time is not None
+            or model.predicted_length is not None,
+            "table": self._table(),
+        }
+
+    def _table(self) -> dict:
+        s = self.settings.series
+        ends = [*s.start[1:].tolist(), self.clock.horizon]
+        return {
+            "caption": "Each segment of the run: where it starts, its length then, its net rate.",
+            "columns": [
+                {"key": "segment_start_s", "label": "Segment start (s)", "digits": 2},
+                {"key": "segment_end_s", "label": "Segment end (s)", "digits": 2},
+                {"key": "length_at_start_items", "label": "Length at start (items)", "digits": 2},
+                {"key": "net_rate_items_per_s", "label": "Net rate (items/s)", "digits": 2},
+            ],
+            "rows": [
+                [float(a), float(b), float(v), float(m)]
+                for a, b, v, m in zip(s.start, ends, s.value, s.slope, strict=True)
+            ],
+        }
+
+    def describe(self) -> str:
+        model, t = self.settings, self.clock.now()
+        seg = model.segment
+        parts = [
+            f"At {SECONDS(t)} the queue holds {ITEMS(model.length())}.",
+            f"Since {SECONDS(seg.start)} it "
+            + (
+                "holds steady"
+                if seg.trend == "constant"
+                else f"{seg.trend} at {ITEMS_PER_SECOND(abs(seg.net_rate))}"
+            )
+            + f" (arrival {ITEMS_PER_SECOND(seg.arrival)}, "
+            f"service {ITEMS_PER_SECOND(seg.service)}).",
+        ]
+        drain = model.drain()
+        if drain.status == DrainStatus.DRAINS and drain.time <= t:
+            parts.append(f"It was first empty at {SECONDS(drain.time)}.")
+        elif drain.status != DrainStatus.DRAINS:
+            parts.append(_never_drains(drain))
+        edits = len(model.segment_starts) - 1
+        if edits:
+            parts.append(f"The rates changed {edits} time{'s' if edits > 1 else ''} in this run.")
+        parts.append(f"The run ends at {SECONDS(self.clock.horizon)}.")
+        return " ".join(parts)
+
+
+def _numbers(values) -> list[float]:
+    return [float(v) for v in values]
+
+
+def _check(check: PredictionCheck | None, missing: str) -> dict | None:
+    """A prediction and its outcome as the page shows it (checked once the run reaches ``at``)."""
+    if check is None:
+        return None
+    return {
+        "predicted": check.predicted,
+        "actual": check.actual,
+        "at": check.check_at,
+        "error": check.error,
+        "close": check.close(),
+        "missing": missing,
+    }
+
+
+def _never_drains(drain: Drain) -> str:
+    """Why the queue does not empty during the run, in the model's own terms."""
+    if drain.status == DrainStatus.GROWS_FROM_EMPTY:
+        return "The queue starts empty and grows: it never drains."
+    if drain.status == DrainStatus.AFTER_THE_RUN:
+        return f"It would empty at {SECONDS(drain.time)}, after the run ends."
+    if drain.status == DrainStatus.NEVER:
+        return "The queue never drains: it does not shrink."
+    return "It did not happen by the end."
