@@ -14,8 +14,8 @@ import pytest
 from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_of
 from playwright.sync_api import Page, expect
 
+from widgets.common.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
 from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig
-from widgets.parts.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
 
 ROUTE = "/bucket-timeline"
 
@@ -161,6 +161,23 @@ def test_defaults_show_the_canonical_step(shared: Page):
     assert_readouts(shared, BucketConfig(), "at the defaults")
     expect(readout(shared, "Elapsed time")).to_have_text(starts("0.00 ms"))
     expect(readout(shared, "Regime")).to_contain_text("overlap-limited")
+    # The notes under the readouts, and the regime's explanation with its numbers.
+    for note in (
+        "last transfer alone: 5.95 ms",
+        "forward 12.00 ms + 29.95 ms + optimizer 2.00 ms",
+        "layers 12–10; 9–7; 6–4; 3–1",
+        "× 4 transfers = 2.80 ms",
+    ):
+        expect(shared.get_by_text(note, exact=True)).to_be_visible()
+    expect(shared.get_by_text("Overlap is doing its job.", exact=True)).to_be_visible()
+    # The sweep marks the best setting, and its button is there to use it.
+    expect(shared.get_by_text("Best: 2 layers per bucket (43.20 ms)", exact=True)).to_be_visible()
+    expect(button(shared, "Use the best setting")).to_be_enabled()
+    # Every mark of the timeline has a key entry, the optimizer's block included.
+    key = shared.get_by_role("list", name="Key", exact=True)
+    for entry in ("Optimizer (in the Backward lane)", "Exposed tail", "Playhead"):
+        expect(key).to_contain_text(entry)
+    expect(shared.get_by_role("img", name=re.compile("^One training step"))).to_be_visible()
 
 
 EDITS = {
@@ -183,13 +200,33 @@ def test_each_control_changes_the_readouts_to_the_model(shared: Page, label: str
 
     enter(shared, label, text)
     assert_readouts(shared, changed, f"after {label} = {text}")
-    expect(preset_select(shared)).to_have_value("Custom")
+    # The preset keeps its name and says what differs from it.
+    expect(preset_select(shared)).to_have_value("Overlap works")
+    said = f"Overlap works, changed: {changed_words(label)}."
+    expect(shared.get_by_text(said)).to_be_visible(timeout=TIMEOUT)
     expect(shared.get_by_role("alert")).to_have_count(0)
 
     enter(shared, label, plain_number(DEFAULTS[name]))
     assert_readouts(shared, BucketConfig(), f"after {label} back to the default")
-    preset_select(shared).select_option(label="Overlap works")
     expect(preset_select(shared)).to_have_value("Overlap works")
+    expect(shared.get_by_text(said)).to_have_count(0, timeout=TIMEOUT)
+
+
+def changed_words(label: str) -> str:
+    """A control's label as the preset's note lists it ("Ranks" -> "ranks")."""
+    return label[:1].lower() + label[1:]
+
+
+def test_loading_the_preset_again_undoes_an_edit(timeline: Page):
+    page = timeline
+    enter(page, "Ranks", "16")
+    expect(page.get_by_text("Overlap works, changed: ranks.")).to_be_visible(timeout=TIMEOUT)
+    reload = button(page, "Load the preset again")
+    expect(reload).to_be_visible()
+    reload.click()
+    expect(field(page, "Ranks")).to_have_value("8", timeout=TIMEOUT)
+    assert_readouts(page, BucketConfig(), "after loading the preset again")
+    expect(reload).to_be_hidden()
 
 
 # --- 2: presets from the select ----------------------------------------------------
@@ -228,6 +265,12 @@ def test_url_preset_with_an_override(page: Page, server: str, ui):
     assert regime_of(config) == "overlap-limited"
     expect(readout(page, "Regime")).to_contain_text("overlap-limited")
     expect(page.get_by_role("status", name="Notices", exact=True)).to_have_count(0)
+    # The preset's name is kept, with what the link changed; the link says the same.
+    expect(preset_select(page)).to_have_value("Latency-bound")
+    expect(page.get_by_text("Latency-bound, changed: ranks.")).to_be_visible()
+    expect(field(page, "Link to these settings")).to_have_value(
+        re.compile(r"\?preset=Latency-bound&ranks=4$")
+    )
 
 
 def test_url_plain_key(page: Page, server: str, ui):
@@ -318,11 +361,11 @@ def test_bad_input_shows_an_alert_and_keeps_the_readouts(
 # --- 6: keyboard only --------------------------------------------------------------------------
 
 
-def tab_to(page: Page, ui, name: str, tag: str, limit: int = 60) -> None:
-    """Press Tab until the focused element is ``tag`` named ``name``."""
+def tab_to(page: Page, ui, name: str, tag: str, backwards: bool = False, limit: int = 60) -> None:
+    """Press Tab (or Shift+Tab) until the focused element is ``tag`` named ``name``."""
     seen = []
     for _ in range(limit):
-        page.keyboard.press("Tab")
+        page.keyboard.press("Shift+Tab" if backwards else "Tab")
         now = ui.focused(page)
         seen.append(now)
         if now and now["tag"] == tag and now["name"] == name:
@@ -342,7 +385,7 @@ def test_keyboard_only(timeline: Page, ui):
     assert_readouts(page, config, "after typing Layers per bucket 1")
 
     dt = step_size(config)
-    tab_to(page, ui, "Step", "button")
+    tab_to(page, ui, "Step", "button", backwards=True)
     page.keyboard.press("Space")
     expect(readout(page, "Elapsed time")).to_have_text(starts(MILLISECONDS(dt)), timeout=TIMEOUT)
     assert (ui.focused(page) or {}).get("name") == "Step", ui.focused(page)
@@ -365,3 +408,24 @@ def test_axe_with_an_error_and_the_embed_panel_open(timeline: Page, ui):
     button(page, "Step").click()
     expect(readout(page, "Elapsed time")).to_have_text(starts("1.00 ms"), timeout=TIMEOUT)
     ui.assert_no_serious_axe_violations(page)
+
+
+# --- 8: the link to the queue lab keeps the server's prefix ----------------------------------
+
+
+def test_the_queue_lab_link_keeps_the_servers_prefix(browser, ui):
+    prefix = "/course"
+    with ui.running_server("--prefix", prefix, probe=f"{prefix}/liveness") as server:
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            ui.open_widget(page, f"{server.url}{prefix}{ROUTE}")
+            link = page.get_by_role("link", name=re.compile("^open the queue lab"))
+            # Arrival 300 MB / 24 ms = 12.5; service 25 · 8 / (2 · 7) = 14.29 MB/ms.
+            expect(link).to_have_attribute(
+                "href",
+                f"{server.url}{prefix}/queue-lab?arrival=12.5&service=14.29&initial=0",
+                timeout=TIMEOUT,
+            )
+        finally:
+            context.close()

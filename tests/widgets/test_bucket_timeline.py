@@ -1,4 +1,7 @@
-"""BucketTimeline driven in Python through its controls: readouts, data sources, playhead.
+"""BucketTimeline driven in Python as its page drives it: the state it sends after each edit.
+
+Everything the page draws comes from ``lab.state`` (and ``anchor``, ``values``,
+``errors``, ``description``), so these tests read exactly what the page is sent.
 
 Defaults: 12 layers of 2 ms backward and 25 MB, 25 GB/s, 0.05 ms per ring step,
 8 ranks, 3 layers per bucket, forward 12 ms, optimizer 2 ms. Units are MB, GB/s
@@ -10,13 +13,16 @@ takes 0.7 + 5.25 = 5.95 ms.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
-import panel as pn
 import param
 import pytest
-from drive import FakeWall, play, press, reset, step
+from drive import FakeWall
 
-from widgets.bucket_timeline import CUSTOM, BucketTimeline
+from widgets.bucket_timeline.component import BucketTimeline
+from widgets.bucket_timeline.text import readout_values
+from widgets.common.formatting import MILLISECONDS
 from widgets.model.buckets import (
     PRESET_DESCRIPTIONS,
     PRESETS,
@@ -24,12 +30,13 @@ from widgets.model.buckets import (
     average_rates,
 )
 from widgets.model.settings import setting_names
+from widgets.model.timeline import revealed_spans
+from widgets.registry import WIDGETS
 from widgets.url_state import settings_from_query
 
 #: The settings typed as numbers (the others are checkboxes).
 FIELDS = [n for n in setting_names(BucketConfig) if isinstance(BucketConfig.param[n], param.Number)]
-
-pn.extension()
+SPEC = WIDGETS["bucket-timeline"]
 
 READOUTS = (
     "elapsed",
@@ -57,13 +64,39 @@ def wall(lab: BucketTimeline) -> FakeWall:
 
 
 def type_into(lab: BucketTimeline, name: str, text: str) -> None:
-    lab.fields[name].input.value = text
+    """Type into a field and press Enter, as the page sends it."""
+    lab._handle_msg({"edit": name, "text": text})
+
+
+def choose_preset(lab: BucketTimeline, name: str) -> None:
+    """Choose a preset in the Preset menu (or press "Load the preset again")."""
+    lab._handle_msg({"edit": "preset", "text": name})
+
+
+def press(lab: BucketTimeline, action: str, times: int = 1) -> None:
+    """Press a button of the page: reset, play, pause, step, or best."""
+    for _ in range(times):
+        lab._handle_msg({"action": action})
+
+
+def step(lab: BucketTimeline, times: int = 1) -> None:
+    press(lab, "step", times)
+
+
+def play(lab: BucketTimeline) -> None:
+    """Press Play, or Pause while playing (one button on the page)."""
+    press(lab, "pause" if lab.anchor["playing"] else "play")
 
 
 def value_of(lab: BucketTimeline, key: str) -> str:
-    """The text of a readout's ``<output>``."""
-    text = lab.readouts[key].text
-    return text.split('class="ol-value"', 1)[1].split(">", 1)[1].split("</output>", 1)[0]
+    """A readout's value as the page shows it when paused (Elapsed time: the anchor's)."""
+    if key == "elapsed":
+        return MILLISECONDS(lab.anchor["elapsed"])
+    return lab.state["readouts"][key][0]
+
+
+def note_of(lab: BucketTimeline, key: str) -> str:
+    return lab.state["readouts"][key][1]
 
 
 def values(lab: BucketTimeline) -> dict[str, str]:
@@ -71,23 +104,37 @@ def values(lab: BucketTimeline) -> dict[str, str]:
 
 
 def revision(lab: BucketTimeline) -> int:
-    return lab.playhead.driver.data["revision"][0]
+    return lab.anchor["revision"]
 
 
 def rows(lab: BucketTimeline, kind: str) -> list[tuple[float, float, str, str]]:
-    """(left, right, lane, label) of every interval of one kind, in source order."""
-    d = lab.intervals.data
+    """(start, end, lane, label) of every bar of one kind, in the order the page draws them.
+
+    The lane is the name the page writes beside it; the label is the bar's row in the
+    data table (the table lists the bars in the same order, then the exposed tail).
+    """
+    bars, lanes = lab.state["bars"], lab.state["lanes"]
+    labels = [r[0] for r in lab.state["table"]["rows"] if r[1] != "Every lane"]
     return [
-        (left, right, lane, str(label))
-        for left, right, lane, label, k in zip(
-            d["left"], d["right"], d["lane"], d["label"], d["kind"], strict=True
+        (a, b, lanes[lane], label)
+        for a, b, lane, k, label in zip(
+            bars["start"], bars["end"], bars["lane"], bars["kind"], labels, strict=True
         )
-        if str(k) == kind
+        if k == kind
     ]
 
 
 def alert(lab: BucketTimeline, name: str) -> bool:
-    return 'role="alert"' in lab.fields[name].message.object
+    return name in lab.errors
+
+
+def preset_of(lab: BucketTimeline) -> tuple[str, list[str]]:
+    """The preset's name and what differs from it, as the page writes under the menu."""
+    return lab.state["preset"]["name"], lab.state["preset"]["changed"]
+
+
+def sweep(lab: BucketTimeline) -> dict:
+    return lab.state["sweep"]
 
 
 # --- the default step --------------------------------------------------------------------
@@ -110,19 +157,22 @@ def test_defaults_readouts(lab: BucketTimeline) -> None:
         "overlap": "75 %",
         "regime": "5.95 ms tail = last transfer: overlap-limited",
     }
-    assert ">24.00 ms<" in lab.readouts["backward_end"].text
-    assert "overlap-limited" in lab.readouts["regime"].text
-    assert "last transfer alone: 5.95 ms" in lab.readouts["tail"].text
-    assert "× 4 transfers = 2.80 ms" in lab.readouts["overhead"].text
-    assert "layers 12–10; 9–7; 6–4; 3–1" in lab.readouts["buckets"].text
-    assert "forward 12.00 ms + 29.95 ms + optimizer 2.00 ms" in lab.readouts["step"].text
-    assert lab.preset == "Overlap works"
-    assert lab.preset_select.value == "Overlap works"
+    assert note_of(lab, "backward_end") == "layer 1's gradient is ready"
+    assert note_of(lab, "tail") == "last transfer alone: 5.95 ms"
+    assert note_of(lab, "overhead") == "× 4 transfers = 2.80 ms"
+    assert note_of(lab, "buckets") == "layers 12–10; 9–7; 6–4; 3–1"
+    assert note_of(lab, "step") == "forward 12.00 ms + 29.95 ms + optimizer 2.00 ms"
+    assert lab.state["regime"]["kind"] == "overlap-limited"
+    assert lab.state["regime"]["lead"] == "Overlap is doing its job."
+    assert "its whole transfer (5.95 ms here) comes after" in lab.state["regime"]["text"]
+    assert lab.settings.preset == "Overlap works"
+    assert lab.values["preset"] == "Overlap works"
+    assert preset_of(lab) == ("Overlap works", [])
+    assert lab.state["preset"]["description"] == PRESET_DESCRIPTIONS["Overlap works"]
 
 
 def test_readouts_are_labelled_and_start_with_their_number(lab: BucketTimeline) -> None:
     labels = {
-        "elapsed": "Elapsed time",
         "backward_end": "Backward end",
         "comm_end": "Communication end",
         "tail": "Exposed tail",
@@ -132,35 +182,53 @@ def test_readouts_are_labelled_and_start_with_their_number(lab: BucketTimeline) 
         "overlap": "Overlap",
         "regime": "Regime",
     }
-    for key, label in labels.items():
-        text = lab.readouts[key].text
-        assert f">{label}<" in text, key
-        assert 'aria-labelledby="' in text, key
+    assert {k: label for k, (label, _, _) in readout_values(lab.schedule).items()} == labels
+    assert list(lab.state["readouts"]) == list(labels)
+    for key in READOUTS:
         assert value_of(lab, key)[0].isdigit(), key
+    # Every readout's text, as the CSV download writes it, is plain JSON text.
+    json.dumps(lab.state["readouts"], allow_nan=False)
 
 
-def test_controls_are_labelled_from_the_parameters(lab: BucketTimeline) -> None:
+def test_controls_are_described_from_the_parameters(lab: BucketTimeline) -> None:
+    specs = {f["name"]: f for f in lab.fields}
     for name in FIELDS:
-        assert lab.fields[name].input.label == BucketConfig.param[name].label
-    assert lab.fields["layers_per_bucket"].input.value == "3"
-    assert lab.fields["bandwidth"].input.value == "25"
-    assert lab.fields["latency_ms"].input.value == "0.05"
-    assert lab.fields["bucket_cap_mb"].input.value == ""
-    tc = lab.time_control
-    assert [tc.reset_button.label, tc.play_button.label, tc.step_button.label] == [
-        "Reset",
-        "Play",
-        "Step",
-    ]
-    assert lab.best_button.label == "Use the best setting"
+        assert specs[name]["label"] == BucketConfig.param[name].label
+        assert specs[name]["kind"] == "number"
+    assert specs["ddp_bucketing"]["kind"] == specs["find_unused_parameters"]["kind"] == "boolean"
+    assert specs["preset"]["kind"] == "choice"
+    assert specs["preset"]["label"] == "Preset"
+    assert specs["preset"]["choices"] == list(PRESETS)
+    assert lab.values["layers_per_bucket"] == "3"
+    assert lab.values["bandwidth"] == "25"
+    assert lab.values["latency_ms"] == "0.05"
+    assert lab.values["bucket_cap_mb"] == ""
+    # The preset is a field, not a setting: it is not a URL key of its own beside "preset".
+    assert "preset" not in setting_names(lab.settings)
 
 
 def test_default_intervals(lab: BucketTimeline) -> None:
+    assert lab.state["lanes"] == [
+        "All-reduce",
+        "Link wait",
+        "Order wait",
+        "Bucket fill",
+        "Backward",
+    ]
     backward = rows(lab, "backward")
     # Backward runs from layer 12 (0-2 ms) down to layer 1 (22-24 ms).
     assert backward[0] == (0.0, 2.0, "Backward", "Layer 12")
     assert backward[-1] == (22.0, 24.0, "Backward", "Layer 1")
     assert len(backward) == 12
+    bars = lab.state["bars"]
+    # Each layer's bar carries its bucket (12-10 in bucket 0, ..., 3-1 in bucket 3).
+    kinds = np.array(bars["kind"])
+    assert [b for b, k in zip(bars["bucket"], kinds, strict=True) if k == "backward"] == [
+        0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3
+    ]  # fmt: skip
+    assert [n for n, k in zip(bars["layer"], kinds, strict=True) if k == "backward"] == list(
+        range(12, 0, -1)
+    )
     transfers = rows(lab, "transfer")
     assert [t[2] for t in transfers] == ["All-reduce"] * 4
     assert [t[3] for t in transfers] == ["Bucket 0", "Bucket 1", "Bucket 2", "Bucket 3"]
@@ -172,18 +240,40 @@ def test_default_intervals(lab: BucketTimeline) -> None:
     np.testing.assert_allclose([f[1] for f in filling], [6.0, 12.0, 18.0, 24.0])
     assert {f[2] for f in filling} == {"Bucket fill"}
     assert rows(lab, "waiting") == []
-    # The optimizer runs after max(E, C) = 29.95 for 2 ms.
+    # The optimizer runs after max(E, C) = 29.95 for 2 ms, drawn in the Backward lane.
     ((left, right, lane, _),) = rows(lab, "optimizer")
     assert (lane, left) == ("Backward", pytest.approx(29.95))
     assert right == pytest.approx(31.95)
 
 
 def test_tail_box_and_markers(lab: BucketTimeline) -> None:
-    assert lab.tail_box.visible is True
-    assert (lab.tail_box.left, lab.tail_box.right) == (24.0, pytest.approx(29.95))
-    assert lab.markers["backward_end"].location == 24.0
-    assert lab.markers["comm_end"].location == pytest.approx(29.95)
-    assert lab.markers["optimizer_start"].location == pytest.approx(29.95)
+    marks = lab.state["marks"]
+    assert marks["tail"] == pytest.approx(5.95)  # the box from backward end to comm end
+    assert marks["backward_end"] == 24.0
+    assert marks["comm_end"] == pytest.approx(29.95)
+    assert marks["optimizer_start"] == pytest.approx(29.95)
+    # The tail is also a row of the data table, across every lane.
+    ((tail,),) = [[r] for r in lab.state["table"]["rows"] if r[1] == "Every lane"]
+    assert tail[0] == "Exposed tail"
+    assert (tail[2], tail[3]) == (24.0, pytest.approx(29.95))
+
+
+def test_the_table_gives_each_buckets_numbers(lab: BucketTimeline) -> None:
+    type_into(lab, "bandwidth", "5")
+    # T = 26.95 per 75 MB bucket; bucket b is ready at 6(b+1) and starts when b-1 ends:
+    # 6, 32.95, 59.9, 86.85, so the waits are 0, 20.95, 41.9, 62.85.
+    table = lab.state["table"]
+    keys = [c["key"] for c in table["columns"]]
+    transfers = [dict(zip(keys, r, strict=True)) for r in table["rows"] if r[1] == "All-reduce"]
+    assert [r["bucket"] for r in transfers] == [0, 1, 2, 3]
+    np.testing.assert_allclose([r["size_mb"] for r in transfers], [75.0] * 4)
+    np.testing.assert_allclose([r["ready_ms"] for r in transfers], [6.0, 12.0, 18.0, 24.0])
+    np.testing.assert_allclose(
+        [r["link_wait_ms"] for r in transfers], [0.0, 20.95, 41.9, 62.85], atol=1e-9
+    )
+    np.testing.assert_allclose([r["order_wait_ms"] for r in transfers], [0.0] * 4)
+    backward = [dict(zip(keys, r, strict=True)) for r in table["rows"] if r[1] == "Backward"]
+    assert backward[0]["bar"] == "Layer 12" and backward[0]["size_mb"] == 25.0
 
 
 # --- hand-computed cases through the controls --------------------------------------------
@@ -197,12 +287,13 @@ def test_one_bucket_of_all_twelve_layers(lab: BucketTimeline) -> None:
     assert value_of(lab, "buckets") == "1"
     assert value_of(lab, "comm_end") == "45.70 ms"
     assert value_of(lab, "tail") == "21.70 ms"
-    assert "last transfer alone: 21.70 ms" in lab.readouts["tail"].text
+    assert note_of(lab, "tail") == "last transfer alone: 21.70 ms"
     assert value_of(lab, "step") == "59.70 ms"
     assert value_of(lab, "overlap") == "0 %"
     assert value_of(lab, "overhead") == "0.70 ms"
-    assert "layers 12–1" in lab.readouts["buckets"].text
+    assert note_of(lab, "buckets") == "layers 12–1"
     assert rows(lab, "transfer") == [(24.0, pytest.approx(45.7), "All-reduce", "Bucket 0")]
+    assert lab.state["n_buckets"] == 1
 
 
 def test_one_layer_per_bucket_on_a_fast_link_leaves_the_last_transfer(
@@ -217,7 +308,7 @@ def test_one_layer_per_bucket_on_a_fast_link_leaves_the_last_transfer(
     assert value_of(lab, "buckets") == "12"
     assert value_of(lab, "comm_end") == "24.75 ms"
     assert value_of(lab, "tail") == "0.75 ms"
-    assert "last transfer alone: 0.75 ms" in lab.readouts["tail"].text
+    assert note_of(lab, "tail") == "last transfer alone: 0.75 ms"
     assert value_of(lab, "step") == "38.75 ms"
     assert rows(lab, "waiting") == []
     expected = BucketConfig(layers_per_bucket=1, bandwidth=875.0).schedule()
@@ -244,6 +335,7 @@ def test_large_latency_makes_twelve_buckets_slower_than_three(lab: BucketTimelin
     assert value_of(lab, "step") == "70.60 ms"
     assert lab.schedule.step_time > three
     assert value_of(lab, "regime") == "33.60 ms overhead ≥ 21.00 ms traffic: latency-bound"
+    assert lab.state["regime"]["lead"] == "Per-transfer overhead dominates."
 
 
 def test_slow_link_makes_transfers_queue(lab: BucketTimeline) -> None:
@@ -263,6 +355,8 @@ def test_slow_link_makes_transfers_queue(lab: BucketTimeline) -> None:
     expected = BucketConfig(bandwidth=5.0).schedule().regime.kind
     assert expected == "communication-bound"
     assert value_of(lab, "regime") == "105.00 ms traffic ≥ 24.00 ms backward: communication-bound"
+    # The description names the worst wait: bucket 3's 86.85 - 24 = 62.85 ms.
+    assert "Bucket 3 (layers 3–1) waits 62.85 ms for the link." in lab.description
 
 
 def test_link_saturated_has_waits_and_says_so(lab: BucketTimeline) -> None:
@@ -274,6 +368,7 @@ def test_link_saturated_has_waits_and_says_so(lab: BucketTimeline) -> None:
     assert value_of(lab, "comm_end") == "29.20 ms"
     assert value_of(lab, "regime") == "1.65 ms queued before the last bucket: link-saturated"
     assert [w[2] for w in rows(lab, "waiting")] == ["Link wait"] * 3
+    assert "the last bucket waited 1.65 ms for the link" in lab.state["regime"]["text"]
 
 
 def test_straggler_stretches_backward(lab: BucketTimeline) -> None:
@@ -415,74 +510,131 @@ def test_presets_worked_by_hand(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_each_preset_shows_its_regime(lab: BucketTimeline, name: str) -> None:
-    if name == lab.preset:  # choose another first so the selector really changes
-        lab.preset_select.value = CUSTOM
-    lab.preset_select.value = name
+    type_into(lab, "forward_ms", "13")  # choosing a preset replaces every setting
+    choose_preset(lab, name)
     step_ms, backward_end, tail = _hand_step(PRESETS[name], PRESETS[name]["layers_per_bucket"])
-    assert lab.preset == name
+    assert lab.settings.preset == name
+    assert preset_of(lab) == (name, [])
     assert value_of(lab, "regime").endswith(lab.schedule.regime.kind)
+    assert lab.state["regime"]["kind"] == lab.schedule.regime.kind
     assert value_of(lab, "step") == f"{step_ms:.2f} ms"
     assert value_of(lab, "backward_end") == f"{backward_end:.2f} ms"
     assert value_of(lab, "tail") == f"{tail:.2f} ms"
     best = _hand_best(PRESETS[name])
-    assert lab.best_source.data["x"] == [best]
-    assert lab.best_source.data["y"] == [pytest.approx(_hand_step(PRESETS[name], best)[0])]
-    assert PRESET_DESCRIPTIONS[name] in lab.preset_note.object.replace("&#x27;", "'")
-    for field in ("layers_per_bucket", "backward_ms", "bandwidth", "latency_ms"):
-        assert float(lab.fields[field].input.value) == PRESETS[name][field], field
+    assert sweep(lab)["best"] == best
+    assert sweep(lab)["best_step"] == pytest.approx(_hand_step(PRESETS[name], best)[0])
+    assert lab.state["preset"]["description"] == PRESET_DESCRIPTIONS[name]
+    for field in ("layers_per_bucket", "backward_ms", "bandwidth", "latency_ms", "forward_ms"):
+        assert float(lab.values[field]) == PRESETS[name][field], field
+    assert lab.values["preset"] == name
     assert not any(alert(lab, field) for field in FIELDS)
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
-def test_editing_after_a_preset_switches_to_custom(lab: BucketTimeline, name: str) -> None:
-    lab.preset_select.value = CUSTOM
-    lab.preset_select.value = name
+def test_editing_after_a_preset_keeps_its_name_and_says_what_changed(
+    lab: BucketTimeline, name: str
+) -> None:
+    choose_preset(lab, name)
     type_into(lab, "forward_ms", "13")
-    assert lab.preset == CUSTOM
-    assert lab.preset_select.value == CUSTOM
-    assert "Your own settings." in lab.preset_note.object
+    assert lab.settings.preset == name
+    assert lab.values["preset"] == name
+    assert preset_of(lab) == (name, ["forward time"])
     settings = {**PRESETS[name], "forward_ms": 13.0}
     step_ms = _hand_step(settings, settings["layers_per_bucket"])[0]
     assert value_of(lab, "step") == f"{step_ms:.2f} ms"
+    # Typed back to the preset's own value: nothing differs any more.
+    type_into(lab, "forward_ms", str(PRESETS[name]["forward_ms"]))
+    assert preset_of(lab) == (name, [])
+
+
+def test_a_preset_with_overrides_reads_its_name_and_the_changes() -> None:
+    lab = BucketTimeline(preset="Latency-bound", ranks=16)
+    assert preset_of(lab) == ("Latency-bound", ["ranks"])
+    lab.enable_share("http://example.test:5006")
+    # The link keeps the preset's name and carries only what differs from it.
+    assert lab.share["query"] == "preset=Latency-bound&ranks=16"
+    type_into(lab, "ddp_bucketing", "true")
+    assert preset_of(lab) == ("Latency-bound", ["ranks", "DDP bucketing"])
+    assert lab.share["query"] == "preset=Latency-bound&ranks=16&ddp_bucketing=true"
+    # The link reproduces what is shown.
+    kwargs, notices = SPEC.parse({k: [v] for k, v in _pairs(lab.share["query"])})
+    assert notices == []
+    again = BucketTimeline(**kwargs)
+    assert again.state["readouts"] == lab.state["readouts"]
+    assert preset_of(again) == preset_of(lab)
+
+
+def _pairs(query: str) -> list[tuple[str, str]]:
+    from urllib.parse import parse_qsl
+
+    return parse_qsl(query)
+
+
+def test_loading_the_preset_again_undoes_the_changes(lab: BucketTimeline) -> None:
+    choose_preset(lab, "Straggler")
+    type_into(lab, "straggler_pct", "10")
+    type_into(lab, "bandwidth", "50")
+    assert preset_of(lab) == ("Straggler", ["link bandwidth", "straggler slowdown"])
+    step(lab, 3)
+    before = revision(lab)
+    choose_preset(lab, "Straggler")  # the page's "Load the preset again"
+    assert preset_of(lab) == ("Straggler", [])
+    assert lab.values["straggler_pct"] == "50"
+    assert lab.values["bandwidth"] == "25"
+    assert lab.anchor["elapsed"] == 0.0  # a new experiment
+    assert revision(lab) > before
+
+
+def test_an_unknown_preset_is_refused_at_the_field(lab: BucketTimeline) -> None:
+    shown = values(lab)
+    type_into(lab, "preset", "Nope")
+    assert alert(lab, "preset")
+    assert lab.settings.preset == "Overlap works"
+    assert values(lab) == shown
 
 
 def test_latency_bound_preset_numbers(lab: BucketTimeline) -> None:
-    lab.preset_select.value = "Latency-bound"
+    choose_preset(lab, "Latency-bound")
     # 12 buckets of 5 MB with 0.2 ms per ring step: overhead 12 · 2.8 = 33.6
     # against traffic 1.75 · 60/25 = 4.2.
     assert value_of(lab, "regime") == "33.60 ms overhead ≥ 4.20 ms traffic: latency-bound"
-    assert lab.fields["grad_mb"].input.value == "5"
-    assert lab.fields["layers_per_bucket"].input.value == "1"
+    assert lab.values["grad_mb"] == "5"
+    assert lab.values["layers_per_bucket"] == "1"
 
 
 def test_a_preset_after_the_embedding_layer_drops_its_profile(lab: BucketTimeline) -> None:
     defaults = values(lab)
-    lab.preset_select.value = "Embedding layer"
+    choose_preset(lab, "Embedding layer")
     # Layer 1: 1 ms backward, 200 MB; the rest 2 ms, 25 MB; 50 GB/s.
     # E = 11 · 2 + 1 = 23. The last bucket (layers 3-1, 250 MB) is ready at 23:
     # T = 0.7 + 1.75 · 250/50 = 9.45, tail 9.45.
     assert value_of(lab, "backward_end") == "23.00 ms"
     assert value_of(lab, "tail") == "9.45 ms"
-    lab.preset_select.value = "Overlap works"
+    choose_preset(lab, "Overlap works")
     assert values(lab) == defaults
 
 
 def test_editing_backward_time_after_the_embedding_preset_has_an_effect(
     lab: BucketTimeline,
 ) -> None:
-    lab.preset_select.value = "Embedding layer"
+    choose_preset(lab, "Embedding layer")
     assert value_of(lab, "backward_end") == "23.00 ms"
     type_into(lab, "backward_ms", "3")
-    assert lab.preset == CUSTOM
+    assert preset_of(lab) == ("Embedding layer", ["backward time per layer"])
     # The typed value now applies to every layer: 12 · 3 = 36 ms.
     assert value_of(lab, "backward_end") == "36.00 ms"
     assert lab.settings.layer_backward_ms is None
+    # Typed back to 2 ms, the preset's uniform value, the profile stays replaced, and
+    # the page still says so: 12 · 2 = 24 ms, not the preset's 23 ms.
+    type_into(lab, "backward_ms", "2")
+    assert value_of(lab, "backward_end") == "24.00 ms"
+    assert preset_of(lab) == ("Embedding layer", ["backward time per layer"])
 
 
 def test_editing_gradient_size_after_the_embedding_preset_has_an_effect(
     lab: BucketTimeline,
 ) -> None:
-    lab.preset_select.value = "Embedding layer"
+    choose_preset(lab, "Embedding layer")
     before = value_of(lab, "comm_end")
     type_into(lab, "grad_mb", "50")
     assert value_of(lab, "comm_end") != before
@@ -490,20 +642,35 @@ def test_editing_gradient_size_after_the_embedding_preset_has_an_effect(
     assert lab.settings.layer_backward_ms is not None  # the other profile is untouched
 
 
-def test_choosing_custom_keeps_the_settings(lab: BucketTimeline) -> None:
-    lab.preset_select.value = "Straggler"
-    shown = values(lab)
-    lab.preset_select.value = CUSTOM
-    assert values(lab) == shown
-    assert lab.fields["straggler_pct"].input.value == "50"
+def test_a_link_with_a_uniform_value_replaces_the_presets_profile() -> None:
+    # ?preset=Embedding layer&backward_ms=3 shows what the edit above showed.
+    lab = BucketTimeline(preset="Embedding layer", backward_ms=3.0)
+    assert lab.settings.layer_backward_ms is None
+    assert value_of(lab, "backward_end") == "36.00 ms"
+    assert lab.settings.layer_grad_mb is not None
 
 
 def test_constructor_settings_and_preset() -> None:
-    assert BucketTimeline(preset="Straggler").preset == "Straggler"
-    assert BucketTimeline(preset="Straggler", backward_ms=1.8).preset == "Straggler"
+    assert BucketTimeline(preset="Straggler").settings.preset == "Straggler"
+    assert preset_of(BucketTimeline(preset="Straggler", backward_ms=1.8)) == ("Straggler", [])
     custom = BucketTimeline(bandwidth=5.0)
-    assert custom.preset == CUSTOM
+    assert preset_of(custom) == ("Overlap works", ["link bandwidth"])
     assert value_of(custom, "comm_end") == "113.80 ms"
+
+
+def test_apply_loads_a_preset_and_settings_as_an_experiment(lab: BucketTimeline) -> None:
+    # What a lesson's experiment button does.
+    step(lab, 2)
+    lab.apply(note="Loaded: Latency-bound, 3 layers per bucket.", preset="Latency-bound",
+              layers_per_bucket=3)  # fmt: skip
+    assert preset_of(lab) == ("Latency-bound", ["layers per bucket"])
+    assert lab.anchor["elapsed"] == 0.0
+    assert lab.message["text"] == "Loaded: Latency-bound, 3 layers per bucket."
+    assert lab.settings_values()["preset"] == "Latency-bound"
+    assert lab.settings_values()["layers_per_bucket"] == 3
+    # Without a preset, the settings go on top of the current ones.
+    lab.apply(ranks=4)
+    assert preset_of(lab) == ("Latency-bound", ["layers per bucket", "ranks"])
 
 
 # --- DDP-style byte cap --------------------------------------------------------------------
@@ -512,16 +679,17 @@ def test_constructor_settings_and_preset() -> None:
 def test_bucket_cap_overrides_layers_per_bucket_until_cleared(lab: BucketTimeline) -> None:
     type_into(lab, "layers_per_bucket", "2")
     assert value_of(lab, "buckets") == "6"
-    assert lab.current_source.data["x"] == [2]
+    assert sweep(lab)["current"] == 2
     type_into(lab, "bucket_cap_mb", "60")
     # The cap is in MiB: 60 MiB = 62.91 MB. Layers 12, 11 make 50 MB < 62.91; layer
     # 10 brings 75 ≥ 62.91 and closes the bucket: buckets of 3 layers, the default
     # schedule again.
     assert value_of(lab, "buckets") == "4"
-    assert "layers 12–10; 9–7; 6–4; 3–1" in lab.readouts["buckets"].text
+    assert note_of(lab, "buckets") == "layers 12–10; 9–7; 6–4; 3–1"
     assert value_of(lab, "step") == "43.95 ms"
-    assert lab.current_source.data == {"x": [], "y": []}  # no layers-per-bucket point
-    assert lab.best_button.disabled is False
+    assert sweep(lab)["current"] is None  # no layers-per-bucket point
+    assert sweep(lab)["current_step"] is None
+    assert sweep(lab)["best_in_use"] is False
     type_into(lab, "bucket_cap_mb", "25")
     # 25 MiB = 26.21 MB: one 25 MB layer does not reach it, two do: 6 buckets.
     assert value_of(lab, "buckets") == "6"
@@ -534,7 +702,7 @@ def test_bucket_cap_overrides_layers_per_bucket_until_cleared(lab: BucketTimelin
     assert value_of(lab, "buckets") == "6"
     # Two layers per bucket: T = 0.7 + 3.5 = 4.2, C = 29.2 (see the sweep test).
     assert value_of(lab, "step") == "43.20 ms"
-    assert lab.current_source.data["x"] == [2]
+    assert sweep(lab)["current"] == 2
 
 
 # --- bad input ---------------------------------------------------------------------------
@@ -554,16 +722,16 @@ def test_bad_input_shows_an_alert_and_keeps_the_last_valid_readouts(
     lab: BucketTimeline, name: str, bad: str
 ) -> None:
     shown = values(lab)
-    texts = {key: lab.readouts[key].text for key in READOUTS}
+    state = json.dumps(lab.state, sort_keys=True)
     kept = getattr(lab.settings, name)
     before = revision(lab)
     type_into(lab, name, bad)
     assert alert(lab, name)
     assert getattr(lab.settings, name) == kept
     assert values(lab) == shown
-    assert {key: lab.readouts[key].text for key in READOUTS} == texts
-    assert revision(lab) == before  # nothing changed, nothing sent
-    assert lab.preset == "Overlap works"
+    assert json.dumps(lab.state, sort_keys=True) == state
+    assert revision(lab) == before  # nothing changed, nothing but the message sent
+    assert preset_of(lab) == ("Overlap works", [])
     good = "2" if name != "straggler_pct" else "10"
     type_into(lab, name, good)
     assert not alert(lab, name)
@@ -585,7 +753,7 @@ def test_bad_input_shows_an_alert_and_keeps_the_last_valid_readouts(
 )
 def test_bad_input_messages(lab: BucketTimeline, name: str, bad: str, says: str) -> None:
     type_into(lab, name, bad)
-    assert says in lab.fields[name].message.object
+    assert says in lab.errors[name]
 
 
 def test_a_decimal_comma_is_accepted(lab: BucketTimeline) -> None:
@@ -599,58 +767,63 @@ def test_a_decimal_comma_is_accepted(lab: BucketTimeline) -> None:
 
 
 def test_sweep_marks_current_and_best(lab: BucketTimeline) -> None:
-    data = lab.sweep_source.data
-    assert list(data["x"]) == list(range(1, 13))
+    data = sweep(lab)
+    assert data["x"] == list(range(1, 13))
     assert len(data["step"]) == len(data["tail"]) == len(data["buckets"]) == 12
-    assert list(data["buckets"]) == [12, 6, 4, 3, 3, 2, 2, 2, 2, 2, 2, 1]
+    assert data["buckets"] == [12, 6, 4, 3, 3, 2, 2, 2, 2, 2, 2, 1]
     # 1 per bucket: T = 2.45 > 2, all queue: C = 2 + 12 · 2.45 = 31.4, step 45.4.
     # 2 per bucket: T = 4.2, ready every 4 ms: 4-8.2, 8.2-12.4, ..., 25-29.2, step 43.2.
     # 3 per bucket: the default, 43.95.  12 per bucket: 59.7 (see above).
     np.testing.assert_allclose(np.asarray(data["step"])[[0, 1, 2, 11]], [45.4, 43.2, 43.95, 59.7])
     np.testing.assert_allclose(np.asarray(data["tail"])[[0, 1, 2, 11]], [7.4, 5.2, 5.95, 21.7])
-    assert lab.current_source.data["x"] == [3]
-    assert lab.current_source.data["y"] == [pytest.approx(43.95)]
-    assert lab.best_source.data["x"] == [2]
-    assert lab.best_source.data["y"] == [pytest.approx(43.2)]
+    assert data["current"] == 3
+    assert data["current_step"] == pytest.approx(43.95)
+    assert data["best"] == 2
+    assert data["best_step"] == pytest.approx(43.2)  # "Best: 2 layers per bucket (43.20 ms)"
     assert min(data["step"]) == pytest.approx(43.2)
-    assert lab.sweep_figure.title.text == "Best: 2 layers per bucket (43.20 ms)"
-    assert lab.best_button.disabled is False
+    assert data["best_in_use"] is False
+    # The regime's suggestion says as much: 43.95 - 43.20 = 0.75 ms.
+    assert (
+        "Smaller buckets are faster here: the best setting saves 0.75 ms."
+        in (lab.state["regime"]["text"])
+    )
+    assert "the shortest step is 43.20 ms, at 2 layers per bucket." in lab.description
 
 
 def test_use_the_best_setting(lab: BucketTimeline) -> None:
     before = revision(lab)
-    press(lab.best_button)
+    press(lab, "best")
     assert lab.settings.layers_per_bucket == 2
-    assert lab.fields["layers_per_bucket"].input.value == "2"
+    assert lab.values["layers_per_bucket"] == "2"
     assert value_of(lab, "step") == "43.20 ms"
     assert value_of(lab, "buckets") == "6"
-    assert lab.current_source.data["x"] == [2]
-    assert lab.current_source.data["y"] == [pytest.approx(43.2)]
-    assert lab.best_button.disabled is True
-    assert lab.preset == CUSTOM
+    assert sweep(lab)["current"] == 2
+    assert sweep(lab)["current_step"] == pytest.approx(43.2)
+    assert sweep(lab)["best_in_use"] is True
+    assert preset_of(lab) == ("Overlap works", ["layers per bucket"])
     assert revision(lab) != before
     type_into(lab, "layers_per_bucket", "5")
-    assert lab.best_button.disabled is False
+    assert sweep(lab)["best_in_use"] is False
 
 
 def test_use_the_best_setting_clears_the_cap(lab: BucketTimeline) -> None:
     type_into(lab, "layers_per_bucket", "2")
     type_into(lab, "bucket_cap_mb", "100")
-    assert lab.best_button.disabled is False  # the cap, not 2 per bucket, is in force
-    press(lab.best_button)
+    assert sweep(lab)["best_in_use"] is False  # the cap, not 2 per bucket, is in force
+    press(lab, "best")
     assert lab.settings.bucket_cap_mb is None
-    assert lab.fields["bucket_cap_mb"].input.value == ""
-    assert lab.best_button.disabled is True
+    assert lab.values["bucket_cap_mb"] == ""
+    assert sweep(lab)["best_in_use"] is True
     assert value_of(lab, "step") == "43.20 ms"
 
 
 def test_best_moves_with_the_latency(lab: BucketTimeline) -> None:
     type_into(lab, "latency_ms", "0.2")
-    best = lab.best_source.data["x"][0]
-    steps = np.asarray(lab.sweep_source.data["step"])
-    assert lab.best_source.data["y"][0] == pytest.approx(steps.min())
+    best = sweep(lab)["best"]
+    steps = np.asarray(sweep(lab)["step"])
+    assert sweep(lab)["best_step"] == pytest.approx(steps.min())
     assert steps[best - 1] == pytest.approx(steps.min())
-    press(lab.best_button)
+    press(lab, "best")
     assert lab.settings.layers_per_bucket == best
     assert lab.schedule.step_time == pytest.approx(steps.min())
 
@@ -661,56 +834,72 @@ def test_best_moves_with_the_latency(lab: BucketTimeline) -> None:
 def test_step_advances_by_the_step_size(lab: BucketTimeline) -> None:
     # Horizon = optimizer start + optimizer = 29.95 + 2 = 31.95; step 1-2-5 below 31.95/16.
     assert lab.clock.horizon == pytest.approx(31.95)
-    assert lab.clock.step_size == 1.0
+    assert lab.anchor["horizon"] == pytest.approx(31.95)
+    assert lab.state["horizon"] == pytest.approx(31.95)
+    assert lab.anchor["step"] == 1.0
     step(lab)
     assert value_of(lab, "elapsed") == "1.00 ms"
     step(lab, 2)
     assert value_of(lab, "elapsed") == "3.00 ms"
-    assert lab.playhead.driver.data["anchor"] == [3.0]
-    reset(lab)
+    assert lab.anchor["elapsed"] == 3.0
+    press(lab, "reset")
     assert value_of(lab, "elapsed") == "0.00 ms"
-    assert lab.playhead.driver.data["anchor"] == [0.0]
+    assert lab.anchor["elapsed"] == 0.0
 
 
 def test_step_size_follows_the_horizon(lab: BucketTimeline) -> None:
     type_into(lab, "bandwidth", "5")
     # Horizon 113.8 + 2 = 115.8; 115.8/16 = 7.24 -> 5 ms steps.
     assert lab.clock.horizon == pytest.approx(115.8)
-    assert lab.clock.step_size == 5.0
+    assert lab.anchor["step"] == 5.0
     step(lab)
     assert value_of(lab, "elapsed") == "5.00 ms"
 
 
 def test_step_reveals_the_timeline_up_to_the_playhead(lab: BucketTimeline) -> None:
-    shown = lab.playhead._reveals[0].shown
-    assert shown.data["left"] == []  # nothing has started before t = 0
+    bars = lab.state["bars"]
+    # The page reveals the bars begun by the playhead (the rule it shares with Python).
+    keep, _ = revealed_spans(bars["start"], bars["end"], lab.anchor["elapsed"])
+    assert not keep.any()  # nothing has started before t = 0
     step(lab, 7)
-    assert all(left < 7.0 for left in shown.data["left"])
-    assert max(shown.data["right"]) == 7.0
-    assert "Bucket 0" in shown.data["label"]
+    t = lab.anchor["elapsed"]
+    assert t == 7.0
+    assert lab.state["bars"] == bars  # Step sends no new schedule: the page reveals it
+    keep, ends = revealed_spans(bars["start"], bars["end"], t)
+    assert all(s < 7.0 for s in np.asarray(bars["start"])[keep])
+    assert ends.max() == 7.0
+    shown = {(k, b) for k, b, kept in zip(bars["kind"], bars["bucket"], keep, strict=True) if kept}
+    assert ("transfer", 0) in shown and ("transfer", 1) not in shown
+    assert "At 7.00 ms of 31.95 ms: layer 9's backward is running and bucket 0 is on the link" in (
+        lab.description
+    )
 
 
-def test_stepping_to_the_end_disables_play_and_step(lab: BucketTimeline) -> None:
+def test_stepping_to_the_end_stops_there_and_play_replays(
+    lab: BucketTimeline, wall: FakeWall
+) -> None:
     step(lab, 40)
     assert value_of(lab, "elapsed") == "31.95 ms"
-    assert lab.time_control.step_button.disabled is True
-    assert lab.time_control.play_button.disabled is True
-    reset(lab)
-    assert lab.time_control.step_button.disabled is False
-    assert lab.time_control.play_button.disabled is False
+    # At the end the page disables Step (elapsed = horizon) and says Play replays.
+    assert lab.anchor["elapsed"] == lab.anchor["horizon"]
+    assert lab.anchor["playing"] is False
+    assert "the step is over" in lab.description
+    press(lab, "play")
+    assert lab.anchor["elapsed"] == 0.0
+    assert lab.anchor["playing"] is True
+    press(lab, "reset")
+    assert lab.anchor["elapsed"] == 0.0 and lab.anchor["playing"] is False
 
 
 def test_play_label_turns_to_pause_and_back(lab: BucketTimeline, wall: FakeWall) -> None:
     play(lab)
-    assert lab.time_control.play_button.label == "Pause"
-    assert lab.playhead.driver.data["playing"] == [1]
+    assert lab.anchor["playing"] is True  # the page's button reads Pause
     # A whole step plays in 8 s of wall time.
-    assert lab.playhead.driver.data["speed"] == [pytest.approx(31.95 / 8)]
-    assert lab.playhead.driver.data["horizon"] == [pytest.approx(31.95)]
+    assert lab.anchor["speed"] == pytest.approx(31.95 / 8)
+    assert lab.anchor["horizon"] == pytest.approx(31.95)
     wall.t += 2.0
     play(lab)
-    assert lab.time_control.play_button.label == "Play"
-    assert lab.playhead.driver.data["playing"] == [0]
+    assert lab.anchor["playing"] is False
     # 2 s · 31.95/8 ms/s = 7.9875 ms.
     assert lab.clock.elapsed == pytest.approx(7.9875)
     assert value_of(lab, "elapsed") == "7.99 ms"
@@ -719,13 +908,13 @@ def test_play_label_turns_to_pause_and_back(lab: BucketTimeline, wall: FakeWall)
 def test_reset_while_playing(lab: BucketTimeline, wall: FakeWall) -> None:
     play(lab)
     wall.t += 3.0
-    reset(lab)
+    press(lab, "reset")
     assert lab.clock.playing is False
-    assert lab.time_control.play_button.label == "Play"
+    assert lab.anchor["playing"] is False
     assert value_of(lab, "elapsed") == "0.00 ms"
 
 
-def test_driver_revision_changes_on_every_action(lab: BucketTimeline, wall: FakeWall) -> None:
+def test_revision_changes_on_every_action(lab: BucketTimeline, wall: FakeWall) -> None:
     seen = [revision(lab)]
 
     def changed() -> None:
@@ -741,13 +930,13 @@ def test_driver_revision_changes_on_every_action(lab: BucketTimeline, wall: Fake
     changed()
     type_into(lab, "bandwidth", "50")
     changed()
-    lab.preset_select.value = "Straggler"
+    choose_preset(lab, "Straggler")
     changed()
-    press(lab.best_button)
+    press(lab, "best")
     changed()
-    reset(lab)
+    press(lab, "reset")
     changed()
-    reset(lab)  # even when nothing else changes
+    press(lab, "reset")  # even when nothing else changes
     changed()
     step(lab)
     changed()
@@ -761,8 +950,8 @@ def test_edit_sets_the_horizon_and_clamps_elapsed(lab: BucketTimeline) -> None:
     assert lab.clock.horizon == pytest.approx(s.optimizer_start + s.optimizer_ms)
     assert lab.clock.horizon == pytest.approx(115.8)
     assert value_of(lab, "elapsed") == "31.95 ms"  # still inside the longer step
-    assert lab.time_control.step_button.disabled is False
-    assert lab.playhead.driver.data["horizon"] == [pytest.approx(115.8)]
+    assert lab.anchor["elapsed"] < lab.anchor["horizon"]  # Step is enabled again
+    assert lab.anchor["horizon"] == pytest.approx(115.8)
     type_into(lab, "bandwidth", "875")
     # T = 0.7 + 1.75 · 75/875 = 0.85: C = 24.85, horizon 26.85 < 31.95.
     s = lab.schedule
@@ -770,7 +959,7 @@ def test_edit_sets_the_horizon_and_clamps_elapsed(lab: BucketTimeline) -> None:
     assert lab.clock.horizon == pytest.approx(26.85)
     assert lab.clock.elapsed == pytest.approx(26.85)
     assert value_of(lab, "elapsed") == "26.85 ms"
-    assert lab.figure.x_range.end == pytest.approx(26.85 * 1.02)
+    assert lab.state["horizon"] == pytest.approx(26.85)  # the page's x axis ends 2 % later
 
 
 def test_edit_while_playing_keeps_time(lab: BucketTimeline, wall: FakeWall) -> None:
@@ -779,9 +968,8 @@ def test_edit_while_playing_keeps_time(lab: BucketTimeline, wall: FakeWall) -> N
     type_into(lab, "bandwidth", "5")
     assert lab.clock.playing is True
     assert lab.clock.elapsed == pytest.approx(7.9875)
-    assert lab.playhead.driver.data["anchor"] == [pytest.approx(7.9875)]
-    assert lab.playhead.driver.data["playing"] == [1]
-    assert lab.time_control.play_button.label == "Pause"
+    assert lab.anchor["elapsed"] == pytest.approx(7.9875)
+    assert lab.anchor["playing"] is True
 
 
 def test_edit_while_playing_past_the_new_end_stops(lab: BucketTimeline, wall: FakeWall) -> None:
@@ -789,39 +977,41 @@ def test_edit_while_playing_past_the_new_end_stops(lab: BucketTimeline, wall: Fa
     play(lab)
     wall.t += 4.0  # 57.9 ms played
     type_into(lab, "bandwidth", "875")  # horizon 26.85
-    assert lab.clock.playing is False
-    assert lab.clock.elapsed == pytest.approx(26.85)
-    assert lab.time_control.play_button.label == "Play"
-    assert lab.time_control.play_button.disabled is True
+    assert lab.anchor["playing"] is False  # the page shows Play
+    assert lab.clock.now() == pytest.approx(26.85)
+    assert lab.anchor["elapsed"] == pytest.approx(26.85) == lab.anchor["horizon"]
 
 
 # --- the bridge to the queue lab -----------------------------------------------------------
 
 
-def bridge_query(lab: BucketTimeline) -> str:
-    return lab.bridge.object.split('href="', 1)[1].split('"', 1)[0]
-
-
-def test_bridge_link_carries_the_average_rates(lab: BucketTimeline) -> None:
+def test_bridge_link_carries_the_average_rates_on_this_server(lab: BucketTimeline) -> None:
     # Arrival 300 MB / 24 ms = 12.5; service 25 · 8 / (2 · 7) = 14.2857 -> 14.29.
-    assert bridge_query(lab) == "/queue-lab?arrival=12.5&service=14.29&initial=0"
+    bridge = lab.state["bridge"]
+    assert (bridge["arrival"], bridge["service"], bridge["capped"]) == (12.5, 14.29, [])
+    assert bridge["href"] is None  # no server (a notebook): the rates, but no link
+    lab.enable_share("http://example.test:5006/course")
+    # The server's --prefix (/course) is kept: the link is built from its origin.
+    assert lab.state["bridge"]["href"] == (
+        "http://example.test:5006/course/queue-lab?arrival=12.5&service=14.29&initial=0"
+    )
     arrival, service = average_rates(lab.settings)
     assert (round(arrival, 2), round(service, 2)) == (12.5, 14.29)
     type_into(lab, "straggler_pct", "50")
     type_into(lab, "bandwidth", "50")
     # Arrival 300/36 = 8.333 -> 8.33; service 50 · 8/14 = 28.571 -> 28.57.
-    arrival, service = average_rates(lab.settings)
-    assert bridge_query(lab) == (
-        f"/queue-lab?arrival={round(arrival, 2)}&service={round(service, 2)}&initial=0"
+    assert lab.state["bridge"]["href"] == (
+        "http://example.test:5006/course/queue-lab?arrival=8.33&service=28.57&initial=0"
     )
-    assert bridge_query(lab) == "/queue-lab?arrival=8.33&service=28.57&initial=0"
 
 
 def test_bridge_caps_rates_at_the_queue_labs_bounds(lab: BucketTimeline) -> None:
+    lab.enable_share("http://example.test:5006")
     type_into(lab, "bandwidth", "10000")
     # 10000 · 8/14 = 5714 > the queue lab's 1000 items/s.
-    assert "service=1000" in bridge_query(lab)
-    assert "service capped at 1000" in lab.bridge.object
+    assert "service=1000&" in lab.state["bridge"]["href"]
+    assert lab.state["bridge"]["service"] == 1000
+    assert lab.state["bridge"]["capped"] == ["service capped at 1000"]
 
 
 # --- URL state ---------------------------------------------------------------------------
@@ -848,8 +1038,17 @@ def test_settings_from_query_good_keys() -> None:
     assert isinstance(values_["layers_per_bucket"], int)
     assert notices == []
     lab = BucketTimeline(**values_)
-    assert lab.preset == CUSTOM
-    assert lab.fields["layers_per_bucket"].input.value == "4"
+    assert preset_of(lab) == (
+        "Overlap works",
+        [
+            "layers per bucket",
+            "link bandwidth",
+            "latency per ring step",
+            "ranks",
+            "bucket size cap",
+        ],
+    )
+    assert lab.values["layers_per_bucket"] == "4"
 
 
 def test_settings_from_query_empty_cap_means_none() -> None:
@@ -918,23 +1117,60 @@ def test_the_tied_head_is_the_embeddings_size() -> None:
 def test_a_bucket_of_layers_out_of_order_lists_them() -> None:
     # Layer 6 is registered last, so bucket 0 (the last-registered layers) holds 12, 11 and 6.
     lab = BucketTimeline(preset="Reordered module")
-    assert "layers 12, 11, 6; 10–8; 7, 5, 4; 3–1" in lab.readouts["buckets"].text
+    assert note_of(lab, "buckets") == "layers 12, 11, 6; 10–8; 7, 5, 4; 3–1"
+    # Bucket 1 (ready at 10) waits for bucket 0 (ready at 14): an order wait, 10-14.
+    ((start, end, lane, label),) = rows(lab, "waiting for bucket")
+    assert (start, end, lane, label) == (10.0, 14.0, "Order wait", "Bucket 1 waits for bucket 0")
+    assert "bucket 1 was ready but waited 4.00 ms for bucket 0." in lab.state["regime"]["text"]
 
 
-def test_an_edit_from_a_preset_redraws_once(lab: BucketTimeline, monkeypatch) -> None:
-    # The first edit after a preset also turns the preset into Custom; that must not
-    # redraw the page a second time (it sent every source twice per edit).
+def test_an_edit_redraws_once(lab: BucketTimeline, monkeypatch) -> None:
+    # One edit is one message: the state, values and description together.
     calls = []
-    original = lab.update
-    monkeypatch.setattr(lab, "update", lambda: (calls.append(1), original())[1])
-    assert lab.preset != CUSTOM
-    lab.settings.layers_per_bucket = 2
-    assert lab.preset == CUSTOM
+    original = lab.refresh
+    monkeypatch.setattr(lab, "refresh", lambda: (calls.append(1), original())[1])
+    type_into(lab, "layers_per_bucket", "2")
     assert len(calls) == 1
-    assert "Your own settings." in lab.preset_note.object
-    # Choosing Custom from the menu changes only the note: nothing to redraw.
-    lab.preset = "Latency-bound"
+    assert preset_of(lab) == ("Overlap works", ["layers per bucket"])
+    # A typed backward time after the embedding preset replaces its profile in the same
+    # update: one redraw, and that one already uses the new value.
+    choose_preset(lab, "Embedding layer")
     calls.clear()
-    lab.preset_select.value = CUSTOM
+    type_into(lab, "backward_ms", "3")
+    assert len(calls) == 1
+    assert value_of(lab, "backward_end") == "36.00 ms"
+    # A refused edit redraws nothing.
+    calls.clear()
+    type_into(lab, "backward_ms", "abc")
     assert calls == []
-    assert "Your own settings." in lab.preset_note.object
+
+
+def test_the_description_says_what_the_chart_shows(lab: BucketTimeline) -> None:
+    assert lab.description == (
+        "At 0.00 ms, before backward starts; the step's timeline runs to 31.95 ms. "
+        "Backward runs for 24.00 ms over 12 layers, in 4 buckets. No bucket waits for the "
+        "link. The tail is 5.95 ms, 5.95 ms of it the last transfer. The step takes 43.95 ms. "
+        "Over 1 to 12 layers per bucket the shortest step is 43.20 ms, at 2 layers per bucket."
+    )
+    step(lab, 30)  # 30 ms: past backward (24) and bucket 3's end (29.95), in the optimizer
+    assert lab.description.startswith(
+        "At 30.00 ms of 31.95 ms: the optimizer is running; 4 of 4 all-reduces done."
+    )
+
+
+def test_the_state_is_small_and_play_and_step_do_not_resend_it(
+    lab: BucketTimeline, wall: FakeWall
+) -> None:
+    # Every edit sends the whole state: keep it to a few kilobytes.
+    assert len(json.dumps(lab.state, ensure_ascii=False)) < 6_000
+    sent = []
+    lab.param.watch(lambda *events: sent.extend(e.name for e in events), ["state", "anchor"])
+    step(lab)
+    play(lab)
+    wall.t += 1.0
+    play(lab)
+    press(lab, "reset")
+    # Step, Play, Pause and Reset move only the clock: the same schedule is not sent again.
+    assert sent == ["anchor"] * 4
+    type_into(lab, "ranks", "4")
+    assert sent[-2:] == ["state", "anchor"]

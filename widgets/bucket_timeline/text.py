@@ -6,47 +6,47 @@ worked out here that the model did not decide.
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import numpy as np
 
-from .model.buckets import BucketConfig, RegimeKind, Schedule, Suggestion, average_rates
-from .model.fluid_queue import FluidQueue
-from .parts.formatting import COUNT, MILLISECONDS, PERCENT
+from ..common.formatting import COUNT, MILLISECONDS, PERCENT, layer_span, layers_phrase
+from ..model.buckets import RegimeKind, Schedule, Suggestion, SweepResult
 
+#: Each regime's explanation: a lead sentence, then the rest (``{...}`` from the regime).
 EXPLANATIONS = {
     RegimeKind.OVERLAP_LIMITED: (
-        "**Overlap is doing its job.** Each bucket's all-reduce starts as soon as its last "
-        "layer's gradient is ready and runs while earlier layers are still in backward. What "
-        "is left exposed is the last bucket: it can go only once every gradient is ready, when "
-        "backward ends, so its whole transfer ({last} here) comes after. The tail can never "
-        "be shorter than that last transfer; smaller buckets shrink it, until per-transfer "
-        "overhead takes over."
+        "Overlap is doing its job.",
+        "Each bucket's all-reduce starts as soon as its last layer's gradient is ready and "
+        "runs while earlier layers are still in backward. What is left exposed is the last "
+        "bucket: it can go only once every gradient is ready, when backward ends, so its "
+        "whole transfer ({last} here) comes after. The tail can never be shorter than that "
+        "last transfer; smaller buckets shrink it, until per-transfer overhead takes over.",
     ),
     RegimeKind.NO_OVERLAP: (
-        "**Nothing overlaps.** No all-reduce runs while backward does: the first transfer "
-        "starts only when backward ends, so all {link} of link work is exposed. With one "
-        "bucket this is unavoidable; split the gradients into more buckets so the first can "
-        "go while earlier layers are still in backward."
+        "Nothing overlaps.",
+        "No all-reduce runs while backward does: the first transfer starts only when "
+        "backward ends, so all {link} of link work is exposed. With one bucket this is "
+        "unavoidable; split the gradients into more buckets so the first can go while "
+        "earlier layers are still in backward.",
     ),
     RegimeKind.LATENCY_BOUND: (
-        "**Per-transfer overhead dominates.** Every bucket pays 2(p−1) ring steps of latency "
-        "whatever its size: {overhead} of overhead against {traffic} of actual traffic. More, "
-        "smaller buckets make the step slower, not faster. Try larger buckets: the sweep below "
-        "marks the best setting."
+        "Per-transfer overhead dominates.",
+        "Every bucket pays 2(p−1) ring steps of latency whatever its size: {overhead} of "
+        "overhead against {traffic} of actual traffic. More, smaller buckets make the step "
+        "slower, not faster. Try larger buckets: the sweep below marks the best setting.",
     ),
     RegimeKind.LINK_SATURATED: (
-        "**Transfers queue behind each other.** The link serves buckets one at a time in "
-        "bucket order, and gradients become ready faster than the link drains them: the "
-        "last bucket waited {wait} for the link before its own {last} transfer, and that "
-        "backlog is part of the tail. Only a faster link or less traffic removes the queue; "
-        "re-cutting the buckets moves it around."
+        "Transfers queue behind each other.",
+        "The link serves buckets one at a time in bucket order, and gradients become ready "
+        "faster than the link drains them: the last bucket waited {wait} for the link before "
+        "its own {last} transfer, and that backlog is part of the tail. Only a faster link or "
+        "less traffic removes the queue; re-cutting the buckets moves it around.",
     ),
     RegimeKind.COMMUNICATION_BOUND: (
-        "**Traffic exceeds compute.** The link needs {traffic} just to move the gradients, "
-        "but backward lasts only {backward}. No bucketing can hide more communication than "
-        "there is computation to hide it behind: overlap hides traffic, it does not reduce "
-        "it. Compress, shard, or accumulate gradients over more steps instead."
+        "Traffic exceeds compute.",
+        "The link needs {traffic} just to move the gradients, but backward lasts only "
+        "{backward}. No bucketing can hide more communication than there is computation to "
+        "hide it behind: overlap hides traffic, it does not reduce it. Compress, shard, or "
+        "accumulate gradients over more steps instead.",
     ),
 }
 SUGGESTIONS = {
@@ -54,21 +54,17 @@ SUGGESTIONS = {
     Suggestion.SMALLER_BUCKETS: " Smaller buckets are faster here: the best setting saves {gain}.",
     Suggestion.NONE: " No other bucket size is faster.",
 }
-
-
-def layer_span(layers: np.ndarray) -> str:
-    """A bucket's layers, highest first: ``"12–10"``, ``"4"``, or ``"12, 11, 6"`` when not a run."""
-    layers = np.unique(np.asarray(layers))[::-1]
-    if len(layers) == 1:
-        return f"{layers[0]}"
-    if layers[0] - layers[-1] == len(layers) - 1:
-        return f"{layers[0]}–{layers[-1]}"
-    return ", ".join(str(n) for n in layers)
-
-
-def layers_phrase(layers: np.ndarray) -> str:
-    """``"layers 12–10"`` or ``"layer 4"``."""
-    return f"layer{'s' if len(layers) > 1 else ''} {layer_span(layers)}"
+#: The readouts, in the order the page shows them (Elapsed time is the page's own, live).
+READOUT_KEYS = (
+    "backward_end",
+    "comm_end",
+    "tail",
+    "step",
+    "buckets",
+    "overhead",
+    "overlap",
+    "regime",
+)
 
 
 def readout_values(s: Schedule) -> dict[str, tuple[str, str, str]]:
@@ -116,11 +112,12 @@ def readout_values(s: Schedule) -> dict[str, tuple[str, str, str]]:
     }
 
 
-def explanation(s: Schedule) -> str:
-    """The regime's explanation (Markdown), with this schedule's numbers."""
+def explanation(s: Schedule) -> tuple[str, str]:
+    """The regime's explanation with this schedule's numbers: (lead sentence, the rest)."""
     ms = MILLISECONDS
     r = s.regime
-    text = EXPLANATIONS[r.kind].format(
+    lead, body = EXPLANATIONS[r.kind]
+    text = body.format(
         last=ms(r.last_transfer_ms),
         overhead=ms(r.overhead_ms),
         traffic=ms(r.traffic_ms),
@@ -131,7 +128,7 @@ def explanation(s: Schedule) -> str:
     if r.suggestion is not None:
         text += SUGGESTIONS[r.suggestion].format(gain=ms(r.gain_ms))
     order = order_wait_sentence(s)
-    return f"{text} {order}" if order else text
+    return lead, f"{text} {order}" if order else text
 
 
 def order_wait_sentence(s: Schedule) -> str:
@@ -146,12 +143,39 @@ def order_wait_sentence(s: Schedule) -> str:
     )
 
 
-def description(s: Schedule) -> str:
-    """A text alternative of the timeline: the link's worst wait and what makes the tail."""
+def moment(s: Schedule, t: float, horizon: float) -> str:
+    """What is happening at model time ``t``, in one sentence."""
+    ms = MILLISECONDS
+    if t <= 0:
+        return f"At {ms(0.0)}, before backward starts; the step's timeline runs to {ms(horizon)}."
+    if t >= horizon:
+        return f"At {ms(t)}, the end: the step is over."
+    parts = []
+    running = np.flatnonzero((s.layer_backward_start < t) & (t <= s.layer_ready))
+    if running.size:
+        parts.append(f"layer {int(running[0]) + 1}'s backward is running")
+    on_link = np.flatnonzero((s.bucket_start < t) & (t <= s.bucket_end))
+    if on_link.size:
+        parts.append(f"bucket {int(on_link[0])} is on the link")
+    if s.optimizer_start < t <= s.optimizer_start + s.optimizer_ms:
+        parts.append("the optimizer is running")
+    done = int(np.sum(s.bucket_end <= t))
+    if not parts:
+        parts.append("nothing runs")
+    return (
+        f"At {ms(t)} of {ms(horizon)}: {' and '.join(parts)}; "
+        f"{done} of {s.n_buckets} all-reduce{'s' if s.n_buckets > 1 else ''} done."
+    )
+
+
+def description(s: Schedule, sweep: SweepResult, t: float, horizon: float) -> str:
+    """A text alternative of the timeline: the moment, the link's worst wait, what makes
+    the tail, the step and the sweep's best."""
     ms = MILLISECONDS
     parts = [
+        moment(s, t, horizon),
         f"Backward runs for {ms(s.backward_end)} over {s.n_layers} layers, "
-        f"in {s.n_buckets} bucket{'s' if s.n_buckets > 1 else ''}."
+        f"in {s.n_buckets} bucket{'s' if s.n_buckets > 1 else ''}.",
     ]
     waits = s.bucket_link_wait
     worst = int(np.argmax(waits))
@@ -174,28 +198,8 @@ def description(s: Schedule) -> str:
     else:
         parts.append("Every transfer ends before backward does: no tail.")
     parts.append(f"The step takes {ms(s.step_time)}.")
-    return " ".join(parts)
-
-
-def bridge_html(config: BucketConfig) -> str:
-    """A link to the queue lab with this step's average rates, and what it leaves out."""
-    arrival, service = average_rates(config)
-    spec = FluidQueue.param
-    notes = []
-    values = {}
-    for key, value in (("arrival", arrival), ("service", service)):
-        hi = spec[key].bounds[1]
-        if value > hi:
-            notes.append(f"{key} capped at {hi:g}")
-            value = hi
-        values[key] = round(value, 2)
-    query = urlencode({**values, "initial": 0})
-    cap = f" ({'; '.join(notes)})" if notes else ""
-    return (
-        f'<p style="font:14px/1.5 system-ui,sans-serif;margin:0">Compare with the fluid '
-        f'picture: <a href="/queue-lab?{query}">open the queue lab with these average '
-        f"rates</a>: gradients arrive at {values['arrival']:g} MB/ms during backward and the "
-        f"link reduces {values['service']:g} MB/ms{cap} (read items as MB and seconds as "
-        "ms). The fluid queue ignores buckets and their order, so it shows pressure, "
-        "not the tail.</p>"
+    parts.append(
+        f"Over 1 to {s.n_layers} layers per bucket the shortest step is "
+        f"{ms(sweep.best_step)}, at {sweep.best_setting} layers per bucket."
     )
+    return " ".join(parts)

@@ -1,0 +1,1 @@
+"""The bucket timeline: its component (Python) and what the page draws (``bucket_timeline.js``)."""

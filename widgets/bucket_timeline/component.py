@@ -1,0 +1,308 @@
+"""The bucket timeline: one training step of a twelve-layer model, bucket by bucket.
+
+Python runs the schedule and the sweep over bucket sizes on each edit and sends
+them as numbers (bars, markers, the sweep) with the readouts' texts; the page
+(``bucket_timeline.js``) draws the timeline, the sweep and the key.
+
+A preset is a named configuration. Choosing one loads it as a new experiment;
+an edit afterwards keeps its name, and what differs from it is worked out by
+comparing the settings with the preset's own values ("Latency-bound, changed:
+ranks"). A link carries the preset and only the settings that differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import numpy as np
+import param
+
+from ..common.component import WidgetComponent
+from ..common.formatting import plain_number
+from ..model.buckets import (
+    PRESET_DESCRIPTIONS,
+    PRESETS,
+    BucketConfig,
+    IntervalKind,
+    Lane,
+    Schedule,
+    SweepResult,
+    average_rates,
+    sweep_layers_per_bucket,
+)
+from ..model.fluid_queue import FluidQueue
+from ..model.settings import entry as entry_field
+from ..model.settings import setting_names
+from . import text
+
+HERE = Path(__file__).resolve().parent
+
+DEFAULT_PRESET = "Overlap works"
+#: Wall-clock seconds one played step takes, whatever its length in ms.
+PLAY_SECONDS = 8.0
+#: A uniform setting and the per-layer profile a typed value of it replaces.
+PROFILE_OF = {"backward_ms": "layer_backward_ms", "grad_mb": "layer_grad_mb"}
+#: The timeline's lanes, top to bottom, and the lane each of the model's lanes is drawn on
+#: (the optimizer follows backward).
+LANES = ["All-reduce", "Link wait", "Order wait", "Bucket fill", "Backward"]
+LANE_ROW = {
+    Lane.LINK: 0,
+    Lane.LINK_WAIT: 1,
+    Lane.ORDER_WAIT: 2,
+    Lane.FILL: 3,
+    Lane.COMPUTE: 4,
+    Lane.OPTIMIZER: 4,
+}
+#: Numbers in the state are rounded to this many decimals of a millisecond (a nanosecond).
+DECIMALS = 6
+
+
+class TimelineSettings(BucketConfig):
+    """The bucket timeline's settings and the preset they started from."""
+
+    preset = param.Selector(
+        default=DEFAULT_PRESET,
+        objects=list(PRESETS),
+        label="Preset",
+        doc="A configuration that shows one regime; choosing one loads it as a new experiment.",
+        metadata=entry_field(hint="Choosing one loads it as a new experiment."),
+    )
+
+
+def preset_values(name: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Every setting of preset ``name`` with ``overrides`` on top.
+
+    A uniform backward time or gradient size given with the preset means "every
+    layer": it replaces the preset's per-layer profile, as typing one does.
+    """
+    values = {**PRESETS[name], "preset": name}
+    for uniform, profile in PROFILE_OF.items():
+        if uniform in overrides:
+            values[profile] = None
+    return {**values, **overrides}
+
+
+def _same(a: object, b: object) -> bool:
+    if a is None or b is None:
+        return a is b
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+
+
+def changed_settings(settings: TimelineSettings) -> list[str]:
+    """The settings (URL keys) in which ``settings`` differ from their preset.
+
+    A per-layer profile that was replaced counts as a change of its uniform setting.
+    """
+    base = PRESETS[settings.preset]
+    changed = {n for n in setting_names(BucketConfig) if not _same(getattr(settings, n), base[n])}
+    for uniform, profile in PROFILE_OF.items():
+        if not _same(getattr(settings, profile), base[profile]):
+            changed.add(uniform)
+    return [n for n in setting_names(BucketConfig) if n in changed]
+
+
+def _lower_first(label: str) -> str:
+    """A label as a list of changes writes it: "Ranks" -> "ranks"; "DDP bucketing" stays."""
+    return label[:1].lower() + label[1:] if label[1:2].islower() else label
+
+
+def _round(values) -> list[float]:
+    return [round(float(v), DECIMALS) for v in values]
+
+
+class BucketTimeline(WidgetComponent):
+    """One step of data-parallel training: backward, buckets, all-reduces and the tail."""
+
+    widget_name = "bucket-timeline"
+    settings_class = TimelineSettings
+    entry = HERE / "bucket_timeline.js"
+    _bundle = HERE / "bucket_timeline.bundle.js"
+
+    schedule: Schedule
+    sweep: SweepResult
+
+    def make_settings(self, preset: str = DEFAULT_PRESET, **settings: Any) -> TimelineSettings:
+        return TimelineSettings(**preset_values(preset, settings))
+
+    # -- the learner's edits and actions -------------------------------------------
+
+    def _handle_msg(self, msg: Any) -> None:
+        if isinstance(msg, Mapping) and msg.get("action") == "best":
+            self.use_best()
+        else:
+            super()._handle_msg(msg)
+
+    def edit(self, name: str, text: str) -> None:
+        """An edit; choosing a preset loads it as a new experiment.
+
+        A typed backward time or gradient size applies to every layer: it drops a
+        preset's per-layer profile in the same update.
+        """
+        if name == "preset" and text.strip() in PRESETS:
+            self.apply(preset=text.strip())
+            return
+        profile = PROFILE_OF.get(name)
+        with param.parameterized.batch_call_watchers(self.settings):
+            before = getattr(self.settings, name)
+            super().edit(name, text)
+            if profile is not None and not _same(getattr(self.settings, name), before):
+                self.settings.param.update({profile: None})
+
+    def apply(self, note: str = "", preset: str | None = None, **settings: Any) -> None:
+        """Load a preset (if given) and these settings as a new experiment (see the base)."""
+        if preset is not None:
+            settings = preset_values(preset, settings)
+        else:
+            settings = {**settings, **{PROFILE_OF[k]: None for k in settings if k in PROFILE_OF}}
+        super().apply(note=note, **settings)
+
+    def use_best(self) -> None:
+        """Set layers per bucket to the sweep's best (clearing a byte cap)."""
+        best = int(self.sweep.best_setting)
+        self._errors.pop("layers_per_bucket", None)
+        self._errors.pop("bucket_cap_mb", None)
+        self.settings.param.update(layers_per_bucket=best, bucket_cap_mb=None, ddp_bucketing=False)
+
+    # -- sharing -------------------------------------------------------------------
+
+    def settings_values(self) -> dict[str, object]:
+        """The preset first (its profiles have no URL key), then every setting."""
+        return {"preset": self.settings.preset, **super().settings_values()}
+
+    def query(self) -> str:
+        """The preset and only the settings that differ from it."""
+        from ..registry import WIDGETS
+
+        values = {"preset": self.settings.preset}
+        values.update({n: getattr(self.settings, n) for n in changed_settings(self.settings)})
+        return WIDGETS[self.widget_name].query_string(values)
+
+    def enable_share(self, origin: str, own_page: bool = False) -> None:
+        super().enable_share(origin, own_page)
+        self.state = self.model_state()  # the link to the queue lab is on this server
+
+    # -- the model -----------------------------------------------------------------
+
+    def fit_to_model(self) -> None:
+        self.sweep = sweep_layers_per_bucket(self.settings)
+        s = self.schedule = self.settings.schedule(layer_sweep=self.sweep)
+        self.fit_clock(s.optimizer_start + s.optimizer_ms, PLAY_SECONDS)
+
+    def model_state(self) -> dict:
+        s, sw, settings = self.schedule, self.sweep, self.settings
+        iv = s.to_intervals()
+        bars = iv.kind != IntervalKind.EXPOSED
+        by_count = not settings.uses_byte_cap()
+        lead, explanation = text.explanation(s)
+        return {
+            "horizon": self.clock.horizon,
+            "lanes": LANES,
+            "bars": {
+                "start": _round(iv.start[bars]),
+                "end": _round(iv.end[bars]),
+                "kind": [str(k) for k in iv.kind[bars]],
+                "lane": [LANE_ROW[lane] for lane in iv.lane[bars]],
+                "bucket": [int(b) for b in iv.bucket[bars]],
+                "layer": [int(n) for n in iv.layer[bars]],
+                "waits_for": [int(k) for k in iv.waits_for[bars]],
+            },
+            "marks": dict(
+                zip(
+                    ("backward_end", "comm_end", "optimizer_start", "tail"),
+                    _round([s.backward_end, s.comm_end, s.optimizer_start, s.exposed_tail]),
+                    strict=True,
+                )
+            ),
+            "n_buckets": s.n_buckets,
+            "readouts": {k: [v, note] for k, (_, v, note) in text.readout_values(s).items()},
+            "regime": {"kind": str(s.regime.kind), "lead": lead, "text": explanation},
+            "sweep": {
+                "x": [int(x) for x in sw.setting],
+                "step": _round(sw.step_time),
+                "tail": _round(sw.exposed_tail),
+                "buckets": [int(n) for n in sw.n_buckets],
+                "current": int(settings.layers_per_bucket) if by_count else None,
+                "current_step": s.step_time if by_count else None,
+                "best": int(sw.best_setting),
+                "best_step": sw.best_step,
+                "best_in_use": by_count and settings.layers_per_bucket == sw.best_setting,
+            },
+            "preset": {
+                "name": settings.preset,
+                "description": PRESET_DESCRIPTIONS[settings.preset],
+                "changed": [
+                    _lower_first(settings.param[n].label) for n in changed_settings(settings)
+                ],
+            },
+            "bridge": self.bridge(),
+            "table": self._table(s, iv),
+        }
+
+    def bridge(self) -> dict:
+        """The link to the queue lab with this step's average rates (on this server).
+
+        Rates above the queue lab's bounds are capped and said so. Without a
+        server (a notebook) there is no link, only the rates.
+        """
+        arrival, service = average_rates(self.settings)
+        spec = FluidQueue.param
+        capped, values = [], {}
+        for key, value in (("arrival", arrival), ("service", service)):
+            hi = spec[key].bounds[1]
+            if value > hi:
+                capped.append(f"{key} capped at {hi:g}")
+                value = hi
+            values[key] = round(value, 2)
+        query = urlencode({k: plain_number(v) for k, v in {**values, "initial": 0}.items()})
+        href = f"{self._origin}/queue-lab?{query}" if self._origin is not None else None
+        return {**values, "href": href, "capped": capped}
+
+    def _table(self, s: Schedule, iv) -> dict:
+        rows = []
+        for a, b, label, kind, lane, bucket, layer in zip(
+            iv.start, iv.end, iv.label, iv.kind, iv.lane, iv.bucket, iv.layer, strict=True
+        ):
+            size = ready = link_wait = order_wait = None
+            if kind == IntervalKind.BACKWARD:
+                size = float(s.layer_grad_mb[layer - 1])
+            elif kind == IntervalKind.TRANSFER:
+                size = float(s.bucket_size_mb[bucket])
+                ready = float(s.bucket_ready[bucket])
+                link_wait = float(s.bucket_link_wait[bucket])
+                order_wait = float(s.bucket_order_wait[bucket])
+            row_lane = "Every lane" if kind == IntervalKind.EXPOSED else LANES[LANE_ROW[lane]]
+            rows.append(
+                [
+                    str(label),
+                    row_lane,
+                    round(float(a), DECIMALS),
+                    round(float(b), DECIMALS),
+                    int(bucket) if bucket >= 0 else None,
+                    None if size is None else round(size, DECIMALS),
+                    None if ready is None else round(ready, DECIMALS),
+                    None if link_wait is None else round(link_wait, DECIMALS),
+                    None if order_wait is None else round(order_wait, DECIMALS),
+                ]
+            )
+        return {
+            "caption": "Every bar of the timeline; an all-reduce's row also gives its bucket's "
+            "size, when it was ready and how long it waited.",
+            "columns": [
+                {"key": "bar", "label": "Bar"},
+                {"key": "lane", "label": "Lane"},
+                {"key": "start_ms", "label": "Start (ms)", "digits": 2},
+                {"key": "end_ms", "label": "End (ms)", "digits": 2},
+                {"key": "bucket", "label": "Bucket"},
+                {"key": "size_mb", "label": "Size (MB)", "digits": 2},
+                {"key": "ready_ms", "label": "Ready (ms)", "digits": 2},
+                {"key": "link_wait_ms", "label": "Link wait (ms)", "digits": 2},
+                {"key": "order_wait_ms", "label": "Order wait (ms)", "digits": 2},
+            ],
+            "rows": rows,
+        }
+
+    def describe(self) -> str:
+        return text.description(self.schedule, self.sweep, self.clock.now(), self.clock.horizon)
