@@ -1,53 +1,220 @@
-"""The trace view driven in Python: uploads, the shipped-trace selector and the what-if."""
+"""The trace viewer driven in Python as its page drives it: uploads, the shipped-trace
+selector, the iteration's range and the what-if, read from the state the page is sent.
+
+The hand-made trace (``hand_document``) repeats one iteration three times, 100 ms
+apart, so the median iteration is that iteration. Rank 1 starts backward last
+(at 11 ms on the trace clock), so times are ms from 11 on that clock:
+
+=========  ======  =====================  ===========  ==========  ======  =========
+rank       bwd     gradient b, a          issue b0,b1  done b0,b1  return  optimizer
+=========  ======  =====================  ===========  ==========  ======  =========
+0          -1      1, 3                   1.5, 3.5     5, 7        7.5     8 to 10
+1          0       2, 5                   2.5, 5.5     5, 7        7.5     8 to 10
+=========  ======  =====================  ===========  ==========  ======  =========
+
+Parameter b is bucket 0, a is bucket 1. So b's backward runs from backward start
+to its gradient and a's from b's gradient to its own; rank 1 issues both buckets
+last, in all three iterations; the last gradient is ready at 5 (rank 1's a), the
+communication ends at 7, the exposed tail is 7 - 5 = 2, backward returns at 7.5,
+and the step runs from rank 1's forward start (1, that is 10 ms before t0) to the
+last optimizer end (10): 20 ms.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from pathlib import Path
 
-import panel as pn
 import pytest
-from drive import FakeWall, step
+from drive import FakeWall
 
-from widgets.model.trace_view import TraceViewConfig, shipped_traces
+from widgets.model.trace import MAX_TRACE_BYTES
+from widgets.model.trace_view import shipped_traces
 from widgets.registry import WIDGETS
+from widgets.trace_viewer.component import MAX_UPLOAD_MESSAGE_BYTES, STEP_ORDER, TraceView
 from widgets.traces import shipped
 
-pn.extension()
+
+def _synthetic():
+    """The hand-made trace documents' builder that tests/trace uses."""
+    if "synthetic" in sys.modules:
+        return sys.modules["synthetic"]
+    path = Path(__file__).resolve().parents[1] / "trace" / "synthetic.py"
+    spec = importlib.util.spec_from_file_location("synthetic", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["synthetic"] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _iteration(number: int, o: float, load: float = 0.0) -> dict:
+    rank = _synthetic().two_parameter_rank
+    return {
+        "iteration": number,
+        "other_load": load,
+        "ranks": [
+            rank(0, o, o + 10, o + 14, o + 12, (o + 12.5, o + 14.5), (o + 16, o + 18), o + 18.5,
+                 (o + 19, o + 21)),
+            rank(1, o + 1, o + 11, o + 16, o + 13, (o + 13.5, o + 16.5), (o + 16, o + 18),
+                 o + 18.5, (o + 19, o + 21)),
+        ],
+    }  # fmt: skip
+
+
+def hand_document() -> dict:
+    return _synthetic().two_parameter_document(
+        [_iteration(7, 0), _iteration(8, 100), _iteration(9, 200)]
+    )
 
 
 @pytest.fixture
-def view():
+def view() -> TraceView:
     v = WIDGETS["trace"].create()
     v.clock._wall_clock = FakeWall()
     return v
 
 
-def _readout(view, key: str) -> str:
-    return view.readouts[key].text
+def upload(view: TraceView, data: bytes | str, name: str) -> None:
+    """The page's one message for a file: its name and its text."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    view._handle_msg({"upload": name, "text": text})
+
+
+def drawn(view: TraceView) -> str:
+    """Everything the chart, readouts and description are drawn from."""
+    return json.dumps([view.state, view.description, view.anchor, view.values], sort_keys=True)
+
+
+# --- the default: a shipped trace fitted on the other three --------------------------------------
 
 
 def test_default_shows_a_shipped_trace_fitted_on_the_others(view) -> None:
-    r = view.result
-    assert r.trace.name == "three-layers-per-bucket.json"
-    assert "three-layers-per-bucket.json" not in r.fit.sources
-    assert "not on the trace shown" in view.fit_panel.object
-    assert "2 CPU cores" in view.machine.object and "contention" in view.machine.object
-    expected = TraceViewConfig().result()
-    assert f"{expected.measured['step_ms']:.2f} ms" in _readout(view, "step_ms:measured")
+    s = view.state
+    assert view.result.trace.name == "three-layers-per-bucket.json"
+    assert s["source"].startswith("Bucket cap 12 MiB: four buckets of three layers")
+    assert s["title"] == "Median of 10 iterations" and s["median"] is True
+    fit = s["fit"]
+    assert set(fit["sources"]) == set(shipped_traces()) - {"three-layers-per-bucket.json"}
+    assert not fit["includes_shown"] and not fit["fitted_on_self"]
+    assert "2 CPU cores" in s["machine"]["summary"] and s["machine"]["shares_cores"] is True
+    assert s["uploaded"] is False and view.upload["shown"] is None
+    # Two ranks, each drawn with its 12 layers and 4 buckets, measured and modelled.
+    assert [lane["rank"] for lane in s["ranks"]] == [0, 1]
+    for lane in s["ranks"]:
+        assert len(lane["layers"]["start"]) == 12 and len(lane["comm"]["start"]) == 4
+        model = lane["model"]
+        assert len(model["layers"]["start"]) == 12 and len(model["comm"]["end"]) == 4
+    # The clock runs over everything drawn, starting at the last rank's backward start.
+    assert view.anchor["horizon"] == pytest.approx(view.result.end_ms)
+    assert view.anchor["elapsed"] == 0.0
+
+
+def test_the_step_is_told_in_the_order_it_happens() -> None:
+    assert STEP_ORDER == (
+        "compute_end_ms",
+        "communication_end_ms",
+        "exposed_tail_ms",
+        "backward_return_ms",
+        "step_ms",
+    )
+
+
+# --- a hand-made trace, uploaded: every number by hand --------------------------------------------
+
+
+def test_a_hand_made_upload_is_drawn_as_worked_out_above(view) -> None:
+    upload(view, json.dumps(hand_document()), "hand.json")
+    s = view.state
+    assert s["uploaded"] is True and s["title"] == "Median of 3 iterations"
+    r0, r1 = s["ranks"]
+    # Parameters in trace order (a, b): a is bucket 1, b bucket 0.
+    assert r0["layers"] == {"start": [1.0, -1.0], "end": [3.0, 1.0], "bucket": [1, 0]}
+    assert r1["layers"] == {"start": [2.0, 0.0], "end": [5.0, 2.0], "bucket": [1, 0]}
+    assert r0["comm"] == {
+        "start": [1.5, 3.5], "end": [5.0, 7.0], "ready": [1.0, 3.0], "defines": [False, False]
+    }  # fmt: skip
+    assert r1["comm"] == {
+        "start": [2.5, 5.5], "end": [5.0, 7.0], "ready": [2.0, 5.0], "defines": [True, True]
+    }  # fmt: skip
+    assert r0["optimizer"] == r1["optimizer"] == [8.0, 10.0]
+    assert r0["backward_return"] == r1["backward_return"] == 7.5
+    measured = {q: v["measured"] for q, v in s["quantities"].items()}
+    assert measured == {
+        "compute_end_ms": 5.0,
+        "communication_end_ms": 7.0,
+        "exposed_tail_ms": 2.0,
+        "backward_return_ms": 7.5,
+        "step_ms": 20.0,
+    }
+    assert s["order"] == list(STEP_ORDER)
+    assert s["defining"] == [
+        {"bucket": 0, "parameters": 1, "mib": 8 / 2**20, "rank": 1, "counts": [0, 3]},
+        {"bucket": 1, "parameters": 1, "mib": 8 / 2**20, "rank": 1, "counts": [0, 3]},
+    ]
+    # Its parameters are not the shipped traces': the model is fitted on it, and says so.
+    assert s["fit"]["fitted_on_self"] is True and s["fit"]["iterations_used"] == 3
+    # The machine: two cores for two ranks, nothing else running.
+    assert s["machine"]["shares_cores"] is True
+    assert (s["machine"]["load_low"], s["machine"]["load_high"]) == (0.0, 0.0)
+    # The description tells the step in the same order, with the same numbers.
+    assert (
+        "Measured: the last gradient is ready at 5.00 ms, the last all-reduce ends at 7.00 ms, "
+        "exposed tail 2.00 ms, backward returns at 7.50 ms, step 20.00 ms." in view.description
+    )
+    assert "Readiness of buckets 0 to 1 is defined by rank 1, 1." in view.description
+
+
+def test_the_largest_model_error_is_the_one_stated_first(view) -> None:
+    states = [view.state]
+    upload(view, json.dumps(hand_document()), "hand.json")
+    states.append(view.state)
+    for state in states:
+        errors = {q: abs(v["error_pct"]) for q, v in state["quantities"].items()}
+        assert errors[state["largest_error"]] == max(errors.values())
+        worst = state["quantities"][state["largest_error"]]
+        assert worst["error_pct"] == pytest.approx(
+            100 * (worst["model"] - worst["measured"]) / worst["measured"]
+        )
+
+
+def test_one_iteration_of_the_hand_made_trace_is_drawn_from_its_own_t0(view) -> None:
+    upload(view, json.dumps(hand_document()), "hand.json")
+    view.edit("iteration", "2")
+    s = view.state
+    assert s["title"] == "Iteration 8 (2 of 3)" and s["median"] is False
+    # The same numbers: every iteration is the same, 100 ms on.
+    assert s["ranks"][1]["comm"]["start"] == [2.5, 5.5]
+    assert s["quantities"]["exposed_tail_ms"]["measured"] == 2.0
+    assert "hand.json, iteration 8 (2 of 3)" in view.description
+
+
+# --- uploads --------------------------------------------------------------------------------------
 
 
 def test_a_good_upload_is_shown_and_the_selector_brings_a_shipped_trace_back(view) -> None:
-    data = shipped()["one-bucket.json"].read_bytes()
-    assert view.load_upload(data, "mine.json")
-    assert view.result.trace.name == "mine.json"
-    assert view.result.trace.n_buckets == 1
-    assert 'role="status"' in view.upload_message.object
-    assert "mine.json" in view.source_note.object
+    view.act("step")
+    upload(view, shipped()["one-bucket.json"].read_bytes(), "mine.json")
+    assert view.result.trace.name == "mine.json" and view.result.trace.n_buckets == 1
+    assert view.upload["shown"] == "mine.json" and view.upload["error"] == ""
+    assert view.upload["status"].startswith("Showing your upload, mine.json.")
+    assert view.state["source"].startswith("Your upload mine.json: 1 bucket: 12 parameters")
+    assert view.anchor["elapsed"] == 0.0  # a new trace starts a new run
     # An upload is fitted on every shipped trace.
     assert set(view.result.fit.sources) == set(shipped_traces())
+    assert view.state["fit"]["includes_shown"] is False
     view.settings.trace = "mixed-5-5-2.json"
     assert view.uploaded is None and view.result.trace.name == "mixed-5-5-2.json"
-    assert view.upload_message.object == ""
+    assert view.upload["shown"] is None and view.upload["status"] == ""
+
+
+def test_show_the_shipped_trace_again_leaves_the_upload(view) -> None:
+    upload(view, shipped()["one-bucket.json"].read_bytes(), "mine.json")
+    view._handle_msg({"action": "shipped"})
+    assert view.uploaded is None and view.result.trace.name == "three-layers-per-bucket.json"
+    assert view.upload["shown"] is None and view.upload["status"] == ""
+    assert view.state["uploaded"] is False
 
 
 @pytest.mark.parametrize(
@@ -57,64 +224,198 @@ def test_a_good_upload_is_shown_and_the_selector_brings_a_shipped_trace_back(vie
         (b'{"format": "overlap-lab-trace"}', "trace"),
         (b"\xff\xfe", "not UTF-8"),
         (b" " * (9 * 1024 * 1024), "limit"),
+        (b"", "not valid JSON"),
     ],
 )
 def test_a_bad_upload_says_why_and_keeps_the_previous_trace(view, data, words) -> None:
-    step(view, 2)
-    before = (view.result, dict(view.measured_source.data), view.clock.elapsed)
+    view.act("step")
+    view.act("step")
+    before = (view.result, drawn(view), view.clock.elapsed)
     assert not view.load_upload(data, "bad.json")
-    message = view.upload_message.object
-    assert 'role="alert"' in message and words in message and "unchanged" in message
+    message = view.upload["error"]
+    assert message.startswith("Not loaded: ") and words in message
+    assert message.endswith("The trace shown is unchanged.")
+    assert view.upload["status"] == "" and view.upload["shown"] is None
     assert view.result is before[0]
-    assert view.measured_source.data == before[1]
+    assert drawn(view) == before[1]
     assert view.clock.elapsed == before[2]
     assert view.uploaded is None
+
+
+def test_a_bad_upload_after_a_good_one_keeps_the_good_one(view) -> None:
+    upload(view, shipped()["one-bucket.json"].read_bytes(), "mine.json")
+    before = drawn(view)
+    upload(view, "print('hello')", "notes.json")
+    assert "not valid JSON" in view.upload["error"]
+    assert view.uploaded is not None and view.uploaded.name == "mine.json"
+    assert view.upload["shown"] == "mine.json"  # its button stays: the upload is still shown
+    assert drawn(view) == before
 
 
 def test_a_schema_error_names_the_field(view) -> None:
     doc = json.loads(shipped()["one-bucket.json"].read_text())
     del doc["iterations"][0]["ranks"][1]["backward_start"]
-    assert not view.load_upload(json.dumps(doc).encode(), "broken.json")
-    assert "backward_start" in view.upload_message.object
+    upload(view, json.dumps(doc), "broken.json")
+    assert "backward_start" in view.upload["error"]
+
+
+def test_only_a_name_and_text_make_an_upload(view) -> None:
+    before = (drawn(view), dict(view.upload))
+    for msg in (
+        {"upload": "x.json"},
+        {"upload": "x.json", "text": b"{}"},
+        {"upload": ["x.json"], "text": "{}"},
+        {"upload": "x.json", "text": 4},
+    ):
+        view._handle_msg(msg)
+    assert (drawn(view), view.upload) == before
+    # A long name is cut before it is shown.
+    upload(view, "{", "n" * 500 + ".json")
+    assert "n" * 80 in view.upload["error"] and "n" * 81 not in view.upload["error"]
+
+
+def test_the_page_is_told_the_limits_it_checks_before_sending(view) -> None:
+    assert view.upload["max_bytes"] == MAX_TRACE_BYTES == 8 * 1024 * 1024
+    # Escaping doubles " and \ at most (JSON text holds no other raw control character).
+    assert view.upload["max_message_bytes"] == MAX_UPLOAD_MESSAGE_BYTES == 2 * MAX_TRACE_BYTES
+
+
+def test_the_largest_upload_message_fits_the_servers_websocket_limit() -> None:
+    from bokeh.server.tornado import DEFAULT_WEBSOCKET_MAX_MESSAGE_SIZE_BYTES
+
+    from app.serving import server_options
+
+    options = server_options()  # as the CLI serves by default
+    limit = options.get("websocket_max_message_size", DEFAULT_WEBSOCKET_MAX_MESSAGE_SIZE_BYTES)
+    envelope = 64 * 1024  # Bokeh's message header, metadata and event around the text
+    assert MAX_UPLOAD_MESSAGE_BYTES + envelope <= limit
+    # The worst JSON text of the largest allowed size: every character a quote, escaped.
+    text = '"' * MAX_TRACE_BYTES
+    assert len(json.dumps({"upload": "x" * 80, "text": text}).encode()) <= (
+        MAX_UPLOAD_MESSAGE_BYTES + envelope
+    )
+
+
+# --- the iteration: its range is the trace's ------------------------------------------------------
+
+
+def test_an_iteration_past_the_trace_is_ignored_with_a_notice() -> None:
+    spec = WIDGETS["trace"]
+    kwargs, notices = spec.parse({"iteration": ["999"]})
+    view = spec.create(**kwargs)
+    view.show_notices(notices)
+    assert view.notices == ["Ignored iteration=999: Iteration must be 0 to 10."]
+    assert view.settings.iteration == 0 and view.values["iteration"] == "0"
+    assert view.state["title"] == "Median of 10 iterations"
+    view.enable_share("http://example.test:5006", own_page=True)
+    assert "iteration=0" in view.share["query"] and "999" not in view.share["link"]
+
+
+def test_the_iteration_help_and_edits_state_the_actual_range(view) -> None:
+    hint = next(f["hint"] for f in view.fields if f["name"] == "iteration")
+    assert hint == "0 to 10: 0 draws the median iteration, 1 to 10 one recorded iteration"
+    view.edit("iteration", "11")
+    assert view.errors["iteration"] == "Iteration must be 0 to 10."
+    assert view.settings.iteration == 0
+    view.edit("iteration", "10")
+    assert view.state["title"].endswith("(10 of 10)")
+    assert "iteration" not in view.errors
+
+
+def test_an_upload_with_fewer_iterations_brings_its_own_range(view) -> None:
+    view.edit("iteration", "5")
+    upload(view, json.dumps(hand_document()), "hand.json")
+    # Iteration 5 does not exist in a three-iteration trace: the median is shown, and said.
+    assert view.settings.iteration == 0 and view.values["iteration"] == "0"
+    assert "It has 3 iterations: the median is shown." in view.upload["status"]
+    hint = next(f["hint"] for f in view.fields if f["name"] == "iteration")
+    assert hint.startswith("0 to 3:")
+    view.edit("iteration", "4")
+    assert view.errors["iteration"] == "Iteration must be 0 to 3."
+    view._handle_msg({"action": "shipped"})
+    assert next(f["hint"] for f in view.fields if f["name"] == "iteration").startswith("0 to 10:")
 
 
 def test_selector_changes_the_trace_and_the_fit(view) -> None:
     view.settings.trace = "one-layer-per-bucket.json"
     r = view.result
-    assert r.trace.n_buckets == 12
-    assert "one-layer-per-bucket.json" not in r.fit.sources
+    assert r.trace.n_buckets == 12 and view.state["n_buckets"] == 12
+    assert "one-layer-per-bucket.json" not in view.state["fit"]["sources"]
     assert "one-layer-per-bucket.json, median of 10 iterations" in view.describe()
     view.settings.iteration = 3
     assert view.result.iteration == 2
-    assert "(3 of 10)" in view.describe()
+    assert "(3 of 10)" in view.describe() and view.state["title"].endswith("(3 of 10)")
+
+
+# --- the what-if ---------------------------------------------------------------------------------
 
 
 def test_what_if_shows_the_prediction_and_the_measured_trace_of_that_cap(view) -> None:
-    view.settings.what_if_cap_mb = 48.0
-    w = view.result.what_if
-    assert w.layout == "1 bucket: 12 parameters" and w.measured_name == "one-bucket.json"
-    text = _readout(view, "exposed_tail_ms:what_if")
-    assert f"{w.predicted['exposed_tail_ms']:.2f} ms" in text
-    assert f"measured {w.measured['exposed_tail_ms']:.2f} ms (one-bucket.json" in text
-    view.settings.what_if_cap_mb = 8.0
-    assert "no trace of this cap recorded" in _readout(view, "step_ms:what_if")
-    assert "6 buckets" in view.what_if_note.object
+    view.edit("what_if_cap_mb", "48")
+    w = view.state["what_if"]
+    # 48 MiB holds all twelve 4 MiB layers: one bucket, the layout one-bucket.json recorded.
+    assert w["cap_mb"] == 48.0 and w["layout"] == "1 bucket: 12 parameters"
+    assert w["measured_name"] == "one-bucket.json"
+    assert w["predicted"] == view.result.what_if.predicted
+    assert w["measured"] == view.result.what_if.measured
+    assert set(w["predicted"]) == set(w["measured"]) == {
+        "backward_return_ms", "communication_end_ms", "exposed_tail_ms", "step_ms"
+    }  # fmt: skip
+    assert "at a 48 MiB cap (1 bucket: 12 parameters)" in view.description
+    view.edit("what_if_cap_mb", "8")
+    w = view.state["what_if"]
+    # 8 MiB: two layers a bucket, six buckets; no shipped trace has that layout.
+    assert w["measured"] is None and w["measured_name"] is None
+    assert w["layout"] == "6 buckets: 2+2+2+2+2+2 parameters"
+    assert "(no trace of that layout recorded)" in view.description
 
 
-def test_csv_holds_measured_and_model_rows(view) -> None:
-    cols = view.export_columns()
-    assert set(cols["source"]) == {"measured", "model"}
+# --- the data table and the machine --------------------------------------------------------------
+
+
+def test_the_table_holds_every_bar_measured_and_modelled(view) -> None:
+    table = view.state["table"]
+    keys = [c["key"] for c in table["columns"]]
+    source = [row[keys.index("source")] for row in table["rows"]]
     # Two ranks: 12 layers, 4 buckets and the optimizer each, measured and modelled.
-    assert cols["source"].count("measured") == 2 * (12 + 4 + 1)
-    assert cols["source"].count("model") == 2 * (12 + 4 + 1)
+    assert source.count("measured") == 2 * (12 + 4 + 1)
+    assert source.count("model") == 2 * (12 + 4 + 1)
+    kinds = [row[keys.index("kind")] for row in table["rows"]]
+    assert kinds.count("all-reduce") == 2 * 2 * 4
+    # Every measured all-reduce says whether its rank issued it last.
+    for row in table["rows"]:
+        if row[keys.index("kind")] == "all-reduce" and row[keys.index("source")] == "measured":
+            assert isinstance(row[keys.index("issued_last")], bool)
+            assert row[keys.index("bucket_mib")] == 12.0  # three 4 MiB layers
+
+
+def test_the_hand_made_table_rows(view) -> None:
+    upload(view, json.dumps(hand_document()), "hand.json")
+    table = view.state["table"]
+    keys = [c["key"] for c in table["columns"]]
+    rows = [dict(zip(keys, row, strict=True)) for row in table["rows"]]
+    measured0 = [r for r in rows if r["rank"] == 0 and r["source"] == "measured"]
+    assert [(r["name"], r["start_ms"], r["end_ms"]) for r in measured0] == [
+        ("b", -1.0, 1.0),
+        ("a", 1.0, 3.0),
+        ("Bucket 0", 1.5, 5.0),
+        ("Bucket 1", 3.5, 7.0),
+        ("Optimizer", 8.0, 10.0),
+    ]
+    assert [r["bucket_ready_ms"] for r in measured0] == [None, None, 1.0, 3.0, None]
+    assert [r["issued_last"] for r in measured0] == [None, None, False, False, None]
+    rank1 = [r["issued_last"] for r in rows if r["rank"] == 1 and r["source"] == "measured"]
+    assert rank1 == [None, None, True, True, None]
 
 
 def test_the_machine_note_says_how_busy_other_processes_kept_it(view) -> None:
     # The shipped traces were recorded with nothing else running: one number, 0 %.
-    assert "Other processes kept 0 % of the cores busy" in view.machine.object
+    m = view.state["machine"]
+    assert (m["load_low"], m["load_high"]) == (0.0, 0.0)
     # An upload whose iterations saw 10 % and 30 % of other load gives the range.
     doc = json.loads(shipped()["one-bucket.json"].read_bytes())
     for i, it in enumerate(doc["iterations"]):
         it["other_load"] = 0.1 if i % 2 else 0.3
-    assert view.load_upload(json.dumps(doc).encode(), "busy.json")
-    assert "Other processes kept 10–30 % of the cores busy" in view.machine.object
+    upload(view, json.dumps(doc), "busy.json")
+    m = view.state["machine"]
+    assert (m["load_low"], m["load_high"]) == (0.1, 0.3)
