@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from widgets.parts.parsing import parse_setting
+from widgets.common.parsing import parse_setting
 from widgets.registry import WIDGETS, WidgetSpec
 
 LESSON_DIR = Path(__file__).parent

@@ -14,7 +14,7 @@ def __getattr__(name: str):
 
         return QueueLab
     if name == "BucketTimeline":
-        from .bucket_timeline import BucketTimeline
+        from .bucket_timeline.component import BucketTimeline
 
         return BucketTimeline
     raise AttributeError(name)

@@ -15,13 +15,13 @@ from urllib.parse import urlencode
 
 import param
 
+from .common.formatting import plain_number
 from .model.buckets import PRESETS as BUCKET_PRESETS
 from .model.buckets import BucketConfig
 from .model.fluid_queue import FluidQueue
 from .model.ranks_view import RanksConfig
 from .model.settings import setting_names
 from .model.trace_view import TraceViewConfig
-from .parts.formatting import plain_number
 from .url_state import settings_from_query
 
 
@@ -102,7 +102,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "One training step of a twelve-layer model: backward, gradient buckets, each "
             "all-reduce on the link and the exposed tail, with a sweep over bucket sizes.",
             BucketConfig,
-            "bucket_timeline:BucketTimeline",
+            "bucket_timeline.component:BucketTimeline",
             BUCKET_PRESETS,
         ),
         WidgetSpec(
@@ -119,7 +119,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "Every rank's backward, the link and each bucket's events: which rank defines "
             "readiness, what a timer sees, when overlap slows compute, and when ranks disagree.",
             RanksConfig,
-            "ranks_view:RanksView",
+            "many_ranks.component:RanksView",
         ),
         WidgetSpec(
             "trace",
@@ -127,7 +127,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "A recorded DDP run on every rank, the model fitted on other runs drawn over it, "
             "which rank defined readiness, and a what-if bucket size.",
             TraceViewConfig,
-            "trace_view:TraceView",
+            "trace_viewer.component:TraceView",
         ),
     )
 }

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import param
 
+from .common.parsing import parse_setting
 from .model.settings import setting_names
-from .parts.parsing import parse_setting
 
 
 def settings_from_query(

@@ -22,7 +22,7 @@ from lessons import (
 )
 from lessons.check import main as check_main
 from lessons.numbers import as_printed, check_lesson, count_checked, printed_numbers
-from widgets import ranks_text
+from widgets.many_ranks import text as ranks_text
 from widgets.model.buckets import PRESETS, BucketConfig, sweep_layers_per_bucket
 from widgets.model.ranks_view import RanksConfig
 

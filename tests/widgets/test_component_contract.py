@@ -17,8 +17,8 @@ from drive import FakeWall
 
 from widgets.common.component import WidgetComponent
 from widgets.common.fields import field_names
+from widgets.common.parsing import bounds_text
 from widgets.model.settings import setting_names
-from widgets.parts.parsing import bounds_text
 from widgets.registry import WIDGETS
 
 NAMES = [n for n, s in WIDGETS.items() if issubclass(s.view_class(), WidgetComponent)]
@@ -130,9 +130,11 @@ def test_apply_loads_settings_as_a_new_run_from_time_zero_and_says_so(
     view.apply(note="Loaded: a new experiment.", **{name: new})
     assert getattr(view.settings, name) == new
     assert view.anchor["elapsed"] == 0.0 and not view.anchor["playing"]
-    assert view.message == "Loaded: a new experiment."
+    assert view.message == {"text": "Loaded: a new experiment.", "n": 1}
+    view.apply(note="Loaded: a new experiment.", **{name: new})
+    assert view.message["n"] == 2  # the same experiment again still brings it into view
     view.act("reset")
-    assert view.message == ""
+    assert view.message == {}
 
 
 def test_the_description_follows_the_run_and_is_the_same_for_the_same_state(

@@ -117,7 +117,7 @@ def test_starts_at_the_draining_experiment(lab: QueueLab) -> None:
         "At 0.00 s the queue holds 4.00 items. Since 0.00 s it drains at 1.00 items/s "
         "(arrival 2.00 items/s, service 3.00 items/s). The run ends at 5.00 s."
     )
-    assert lab.message == ""
+    assert lab.message == {}
     assert lab.notices == []
     assert lab.share == {} and lab.snippets == {}
 
@@ -839,7 +839,7 @@ def test_an_experiment_starts_a_fresh_run_with_its_initial_items(
     lab.act("play")
     assert len(lab.state["edits"]["x"]) == 1
     lab.apply(note="Loaded: a faster link", initial=7.0, arrival=1.0)
-    assert lab.message == "Loaded: a faster link"
+    assert lab.message == {"text": "Loaded: a faster link", "n": 1}
     # History gone, and initial items (which otherwise wait for Reset) apply now.
     assert lab.state["edits"] == {"x": [], "y": []}
     assert lab.state["table"]["rows"] == [[0.0, 5.0, 7.0, -2.0]]  # one segment, to the end
@@ -851,7 +851,7 @@ def test_an_experiment_starts_a_fresh_run_with_its_initial_items(
     # 7 items at 1 - 3 = -2 item/s: empty at 3.5 s; ends at ceil(3.5 + max(1, 0.875)) = 5 s.
     assert lab.anchor["horizon"] == 5.0
     lab.act("reset")
-    assert lab.message == ""
+    assert lab.message == {}
 
 
 # --- URL state -------------------------------------------------------------------------------

@@ -24,9 +24,9 @@ import param
 from panel.custom import JSComponent
 from panel.io.state import set_curdoc, state
 
+from ..common.parsing import parse_setting
 from ..model.settings import setting_names
 from ..model.timeline import Clock
-from ..parts.parsing import parse_setting
 from .fields import field_names, field_specs, value_text
 
 #: The longest text an edit message may carry (a number is a few characters).
@@ -46,7 +46,9 @@ class WidgetComponent(JSComponent):
     notices = param.List(default=[], doc="What the page ignored, shown above the widget.")
     share = param.Dict(default={}, doc="The link to these settings; empty when not shared.")
     snippets = param.Dict(default={}, doc="Iframe and script-tag snippets while Embed is open.")
-    message = param.String(default="", doc="What an experiment just loaded into the widget.")
+    message = param.Dict(
+        default={}, doc="What an experiment just loaded: its text, and a count of loads."
+    )
 
     widget_name: ClassVar[str]
     settings_class: ClassVar[type[param.Parameterized]]
@@ -149,7 +151,7 @@ class WidgetComponent(JSComponent):
         if action == "reset":
             self.reset_model()
             self._errors.clear()
-            self.message = ""
+            self.message = {}
             self.refresh()
             return
         if action == "play":
@@ -187,12 +189,23 @@ class WidgetComponent(JSComponent):
         self._schedule_end()
 
     def refresh_time(self) -> None:
-        """After Play, Pause or Step: only the clock moved, so send the anchor and the words."""
+        """After Play, Pause or Step: only the clock moved, so send the anchor and the words.
+
+        The model's result does not depend on the clock and is not sent again (a
+        widget whose state does holds that part in ``time_state``): the reply to
+        Play is small and arrives before the page starts animating.
+        """
         self._revision += 1
-        self.param.update(
-            state=self.model_state(), description=self.describe(), anchor=self.anchor_state()
-        )
+        changes: dict[str, Any] = {"description": self.describe(), "anchor": self.anchor_state()}
+        moment = self.time_state()
+        if moment:
+            changes["state"] = {**self.state, **moment}
+        self.param.update(changes)
         self._schedule_end()
+
+    def time_state(self) -> dict:
+        """The part of ``model_state`` that follows the clock (none by default)."""
+        return {}
 
     def anchor_state(self) -> dict:
         """The clock as the page animates it (elapsed at this instant, so no wall times cross)."""
@@ -310,7 +323,7 @@ class WidgetComponent(JSComponent):
             self.settings.param.update(settings)
         self.reset_model()
         self._errors.clear()
-        self.message = note
+        self.message = {"text": note, "n": self.message.get("n", 0) + 1} if note else {}
         self.refresh()
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import param
 
+from ..common.formatting import plain_number
+from ..common.parsing import bounds_text
 from ..model.settings import hint_of, unit_of
-from ..parts.formatting import plain_number
-from ..parts.parsing import bounds_text
 
 
 def field_names(settings: param.Parameterized | type[param.Parameterized]) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..common.component import WidgetComponent
+from ..common.formatting import ITEMS, ITEMS_PER_SECOND, SECONDS
 from ..model.fluid_queue import Drain, DrainStatus, FluidQueue, PredictionCheck
 from ..model.timeline import Clock
-from ..parts.formatting import ITEMS, ITEMS_PER_SECOND, SECONDS
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,8 +42,12 @@ class QueueLab(WidgetComponent):
             clock.param.update(horizon=horizon, speed=SPEED, elapsed=min(clock.elapsed, horizon))
 
     def refresh_time(self) -> None:
-        self.fit_to_model()
+        self.fit_to_model()  # a replay from the start keeps the run's length
         super().refresh_time()
+
+    def time_state(self) -> dict:
+        # The server's readouts at the paused time, and the run as long as it now is.
+        return self.model_state()
 
     def model_state(self) -> dict:
         model, clock = self.settings, self.clock

@@ -11,7 +11,8 @@ const AXIS = { stroke: "#8c959f", "stroke-width": 1 };
 const TICK_TEXT = { fill: COLORS.muted, "font-size": 12, "font-family": FONT };
 
 /**
- * A chart frame: `{svg, plot, x, y, band}`. `x` is `{domain, label}`; `y` is
+ * A chart frame: `{svg, plot, x, y, band}`. `x` is `{domain, label, spacing?}` (about
+ * `spacing` px between x ticks, 70 by default); `y` is
  * `{domain, label}` for a numeric axis or `{lanes: [names], label}` for lanes
  * (then `band(i)` gives the lane's top and height).
  */
@@ -44,7 +45,7 @@ export function chartFrame({ width, height, title, x, y, margin = {} }) {
   svg.append(grid, axes);
 
   // x axis: ticks that fit the width; the last label is kept inside the frame.
-  const xt = niceTicks(x.domain[0], x.domain[1], Math.max(2, Math.floor((w - m.left - m.right) / 70)));
+  const xt = niceTicks(x.domain[0], x.domain[1], Math.max(2, Math.floor((w - m.left - m.right) / (x.spacing || 70))));
   const xd = tickDigits(xt);
   axes.append(s("line", { x1: m.left, x2: w - m.right, y1: plotBottom, y2: plotBottom, ...AXIS }));
   for (const v of xt) {
@@ -93,7 +94,23 @@ export function chartFrame({ width, height, title, x, y, margin = {} }) {
   return { svg, plot, x: xs, y: ys, band, top: m.top, bottom: plotBottom, left: m.left, right: w - m.right };
 }
 
-/** A marker of a given shape centred on (x, y), as drawn in charts and keys. */
+/** A five-pointed star's corners, outer radius 1.25 (its points reach as far as a diamond's). */
+const STAR = Array.from({ length: 10 }, (_, i) => {
+  const r = i % 2 === 0 ? 1.25 : 0.5;
+  const a = (Math.PI * i) / 5 - Math.PI / 2;
+  return [r * Math.cos(a), r * Math.sin(a)];
+});
+
+let patternCount = 0;
+
+/** A pattern id unique in the page (every key swatch with a hatch defines its own). */
+export function patternId(prefix = "hatch") {
+  patternCount += 1;
+  return `ol-${prefix}-${patternCount}`;
+}
+
+/** A marker of a given shape centred on (x, y), as drawn in charts and keys (circle, square,
+ * diamond, triangle, inverted-triangle, star). */
 export function marker(shape, x, y, size, fill, stroke = "#ffffff", strokeWidth = 1.5) {
   const r = size / 2;
   const style = { fill, stroke, "stroke-width": strokeWidth };
@@ -103,6 +120,7 @@ export function marker(shape, x, y, size, fill, stroke = "#ffffff", strokeWidth 
     diamond: [[0, -1.25], [1, 0], [0, 1.25], [-1, 0]],
     triangle: [[0, -1.1], [1.05, 0.8], [-1.05, 0.8]],
     "inverted-triangle": [[0, 1.1], [1.05, -0.8], [-1.05, -0.8]],
+    star: STAR,
   }[shape];
   return s("polygon", { points: points.map(([a, b]) => `${x + a * r},${y + b * r}`).join(" "), ...style });
 }
@@ -120,22 +138,29 @@ export function playheadLine(frame, t) {
 }
 
 /**
- * A key swatch as the chart draws it: `{kind: "line", color, dash}`,
- * `{kind: "marker", shape, color, stroke}`, `{kind: "bar", color, hatch}` or `{kind: "playhead"}`.
+ * A key swatch as the chart draws it: `{kind: "line", color, dash, shape?}` (a marker
+ * on the line when `shape` is given), `{kind: "marker", shape, color, stroke, size?}`,
+ * `{kind: "bar", color, hatch, angle?, hatchColor?, hatchOn?, hatchWidth?, stroke?, dash?,
+ * opacity?, strokeOpacity?}` or `{kind: "playhead"}`. A hatch (see `hatchDefs`) is drawn
+ * in `hatchColor` (default `color`) on `hatchOn` (default white); `opacity` is the fill's.
  */
 export function swatch(entry) {
   const svg = s("svg", { width: 26, height: 16, viewBox: "0 0 26 16", "aria-hidden": "true", focusable: "false" });
   if (entry.kind === "line") {
     svg.append(s("line", { x1: 1, x2: 25, y1: 8, y2: 8, stroke: entry.color, "stroke-width": 3, "stroke-dasharray": entry.dash || null }));
+    if (entry.shape) svg.append(marker(entry.shape, 13, 8, 8, entry.color));
   } else if (entry.kind === "marker") {
-    svg.append(marker(entry.shape, 13, 8, 11, entry.color, entry.stroke || "#ffffff", entry.strokeWidth || 1.5));
+    svg.append(marker(entry.shape, 13, 8, entry.size || 11, entry.color, entry.stroke || "#ffffff", entry.strokeWidth || 1.5));
   } else if (entry.kind === "bar") {
-    if (entry.hatch) svg.append(hatchDefs("key-hatch", entry.color));
+    const id = entry.hatch ? patternId("key") : null;
+    if (entry.hatch) svg.append(hatchDefs(id, entry.hatchColor || entry.color, entry.angle ?? 45, entry.hatchOn || "#ffffff", entry.hatchWidth ?? 3));
     svg.append(
       s("rect", {
         x: 2, y: 3, width: 22, height: 10, rx: 2,
-        fill: entry.hatch ? "url(#key-hatch)" : entry.color,
+        fill: entry.hatch ? `url(#${id})` : entry.color,
+        "fill-opacity": entry.opacity ?? null,
         stroke: entry.stroke || entry.color, "stroke-width": 1.5,
+        "stroke-opacity": entry.strokeOpacity ?? null,
         "stroke-dasharray": entry.dash || null,
       }),
     );
@@ -145,12 +170,16 @@ export function swatch(entry) {
   return svg;
 }
 
-/** A diagonal hatch pattern (for marks that must differ from others by more than colour). */
-export function hatchDefs(id, color) {
+/**
+ * A diagonal hatch pattern (for marks that must differ from others by more than colour):
+ * lines in `color`, `lineWidth` wide every 6 px, at `angle` degrees (45 leans like /,
+ * -45 like a backslash) on `background` ("none": see-through).
+ */
+export function hatchDefs(id, color, angle = 45, background = "#ffffff", lineWidth = 3) {
   return s(
     "defs", {},
-    s("pattern", { id, width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
-      s("rect", { width: 6, height: 6, fill: "#ffffff" }),
-      s("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: color, "stroke-width": 3 })),
+    s("pattern", { id, width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: `rotate(${angle})` },
+      s("rect", { width: 6, height: 6, fill: background }),
+      s("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: color, "stroke-width": lineWidth })),
   );
 }

@@ -10,6 +10,7 @@ export function field(spec, send) {
   const id = uid(spec.name);
   const messageId = `${id}-message`;
   const message = h("div", { id: messageId, class: "ol-hint" }, spec.hint || "");
+  let sent = null; // the text last sent from this field, until the server answers
   let input;
   let el;
   if (spec.kind === "boolean") {
@@ -25,10 +26,16 @@ export function field(spec, send) {
       id, type: "text", inputmode: "decimal", autocomplete: "off", spellcheck: "false",
       "aria-describedby": messageId,
     });
-    // change fires on Enter and when the field loses focus with new text.
-    input.addEventListener("change", () => send(spec.name, input.value));
+    // Enter commits (also text already refused once: it says so again); leaving the
+    // field with new text commits too. Each text is sent once, however it was committed.
+    const commit = () => {
+      if (input.value === sent) return;
+      sent = input.value;
+      send(spec.name, input.value);
+    };
+    input.addEventListener("change", commit);
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") send(spec.name, input.value);
+      if (event.key === "Enter") commit();
     });
     el = h(
       "div", { class: "ol-field" },
@@ -55,6 +62,7 @@ export function field(spec, send) {
       message.textContent = spec.hint || "";
       input.removeAttribute("aria-invalid");
       // Only a value the server changed replaces the text: "4.0" typed for 4 stays as typed.
+      sent = null;
       if (text === shown) return;
       shown = text;
       if (spec.kind === "boolean") input.checked = text === "true";

@@ -25,10 +25,11 @@ import CSS from "./styles.css";
  * - `name`: its route (file names of downloads);
  * - `time`: `{digits, unit}` of model time;
  * - `chartLabel`: the chart's accessible name;
- * - `layout(parts)`: `{main: [...], controls: [...]}` from the shared parts
- *   (`fields`, `readout(label)`, `section(title, ...nodes)`); the chart, its key,
- *   the time control (under the chart, where a learner's eyes are), the
- *   description, the data table and the downloads follow `main`;
+ * - `layout(parts)`: `{main: [...], controls: [...], after?: [...]}` from the shared
+ *   parts (`fields`, `readout(label)`, `section(title, ...nodes)`); the chart, its
+ *   key, the time control (under the chart, where a learner's eyes are), the
+ *   description, the data table and the downloads follow `main`, and `after`
+ *   (more readouts, a second chart) follows them in the same column;
  * - `draw(ctx)`: draw the chart and live readouts for `ctx = {state, t, playing, width}`;
  *   returns the chart's SVG element;
  * - `keyEntries(state)`: the key, as `swatch` entries with labels;
@@ -68,12 +69,12 @@ export function mountWidget({ model, el }, def) {
     section,
     act,
   };
-  const { main, controls } = def.layout(parts);
+  const { main, controls, after = [] } = def.layout(parts);
   root.append(
     notices.el,
     loaded,
     h("div", { class: "ol-body" },
-      h("div", { class: "ol-main" }, ...main, h("figure", { class: "ol-figure" }, chartHost, key), time.el, description, table.el, exports),
+      h("div", { class: "ol-main" }, ...main, h("figure", { class: "ol-figure" }, chartHost, key), time.el, description, table.el, exports, ...after),
       h("div", { class: "ol-controls", role: "group", "aria-label": "Settings" }, ...controls)),
     share.el,
   );
@@ -117,10 +118,17 @@ export function mountWidget({ model, el }, def) {
   fields.update(model.values, model.errors);
   notices.update(model.notices);
   const showLoaded = () => {
-    loaded.textContent = model.message;
-    loaded.hidden = !model.message;
+    loaded.textContent = model.message.text || "";
+    loaded.hidden = !model.message.text;
   };
   showLoaded();
+  // An experiment loaded from a lesson: bring the widget into view, gently if allowed.
+  const loadedHere = () => {
+    showLoaded();
+    if (!model.message.text) return;
+    const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    root.scrollIntoView({ behavior: still ? "auto" : "smooth", block: "start" });
+  };
   share.update(model.share, model.snippets);
   describe();
   playhead.sync(model.anchor);
@@ -135,7 +143,7 @@ export function mountWidget({ model, el }, def) {
   model.on("anchor", () => playhead.sync(model.anchor));
   model.on("description", describe);
   model.on("notices", () => notices.update(model.notices));
-  model.on("message", showLoaded);
+  model.on("message", loadedHere);
   model.on(["share", "snippets"], () => share.update(model.share, model.snippets));
   model.on("remove", () => {
     playhead.stop();

@@ -8,10 +8,25 @@
 export function fmt(value, spec, signed = false) {
   if (value === null || value === undefined || !isFinite(value)) return "—";
   const digits = spec.digits ?? 2;
-  let text = (value === 0 ? 0 : value).toFixed(digits).replace("-", "−");
+  let text = toFixedEven(value === 0 ? 0 : value, digits).replace("-", "−");
   if (text === "−" + (0).toFixed(digits)) text = text.slice(1);
   if (signed && !text.startsWith("−")) text = "+" + text;
   return spec.unit ? text + " " + spec.unit : text;
+}
+
+/**
+ * `toFixed` with Python's rounding: an exact tie (1.625 to two decimals) goes to the
+ * even digit ("1.62"), where `toFixed` goes away from zero ("1.63"). A tie is exact
+ * only when the double is the midpoint itself: (2n + 1) / (2 * 10^d) with 5^d | 2n + 1.
+ */
+export function toFixedEven(value, digits) {
+  const size = Math.abs(value);
+  const scale = 10 ** digits;
+  const n = Math.floor(size * scale);
+  const tie = (2 * n + 1) % 5 ** digits === 0 && (n + 0.5) / scale === size;
+  if (!tie || n % 2 === 1) return value.toFixed(digits);
+  const even = (n / scale).toFixed(digits);
+  return value < 0 && n !== 0 ? "-" + even : even;
 }
 
 /** Linear interpolation of a polyline at t, held at both ends. */
@@ -56,5 +71,6 @@ export function revealSpans(starts, ends, t) {
 export function autoscaledEnd(values, headroom) {
   let top = 1.0;
   for (const y of values) if (isFinite(y)) top = Math.max(top, y);
-  return Math.ceil(top * headroom);
+  // 100 x 1.12 is 112.00000000000001 in floating point: that is 112, not 113.
+  return Math.ceil(top * headroom - 1e-9 * top);
 }

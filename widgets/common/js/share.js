@@ -67,13 +67,16 @@ export function shareBar(act) {
 export function reportHeightToHost() {
   if (window.parent === window || window.__olHeightReporter) return;
   window.__olHeightReporter = true;
+  // The page's own content (the served template holds it in <main>): the document
+  // element itself is as tall as the frame, whatever the page holds.
+  const content = document.querySelector("main") || document.body;
   let last = 0;
   const post = () => {
-    const height = Math.ceil(document.documentElement.getBoundingClientRect().height);
+    const height = Math.ceil(content.getBoundingClientRect().bottom + window.scrollY);
     if (height === last) return;
     last = height;
     window.parent.postMessage({ type: "overlap-lab:height", height }, "*");
   };
-  new ResizeObserver(post).observe(document.documentElement);
+  new ResizeObserver(post).observe(content);
   post();
 }

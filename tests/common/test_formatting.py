@@ -7,18 +7,15 @@ import math
 
 import pytest
 
-from widgets.parts.formatting import (
+from widgets.common.formatting import (
     COUNT,
     ITEMS,
     ITEMS_PER_SECOND,
     MILLISECONDS,
     PERCENT,
     SECONDS,
-    VALUE_SLOT,
     Quantity,
-    new_id,
     plain_number,
-    readout_html,
 )
 
 
@@ -72,28 +69,6 @@ def test_default_digits_and_js_spec() -> None:
 )
 def test_plain_number(value, text: str) -> None:
     assert plain_number(value) == text
-
-
-def test_new_ids_are_unique_and_prefixed() -> None:
-    a, b = new_id("x"), new_id("x")
-    assert a != b
-    assert a.startswith("x-") and b.startswith("x-")
-    assert int(b.rsplit("-", 1)[1]) == int(a.rsplit("-", 1)[1]) + 1
-
-
-def test_readout_html_is_named_by_its_label_and_escapes() -> None:
-    text = readout_html("Queue <length>", "4.00 & more", "r-1")
-    assert text == (
-        '<div class="ol-readout"><span class="ol-label" id="r-1">Queue &lt;length&gt;</span>'
-        '<output class="ol-value" aria-labelledby="r-1">4.00 &amp; more</output></div>'
-    )
-
-
-def test_readout_html_note_and_value_slot() -> None:
-    text = readout_html("Elapsed time", VALUE_SLOT, "r-2", note="a <b>")
-    assert '<output class="ol-value" aria-labelledby="r-2">{value}</output>' in text
-    assert text.endswith('<span class="ol-note">a &lt;b&gt;</span></div>')
-    assert readout_html("A", "{v}", "i").count("{v}") == 1  # other braces are plain text
 
 
 def test_unsigned_by_default_and_the_declared_units() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import param
 import pytest
 
+from widgets.common.parsing import bounds_text, parse_number
 from widgets.model.settings import setting
-from widgets.parts.parsing import bounds_text, parse_number
 
 
 class S(param.Parameterized):

@@ -1,17 +1,13 @@
-"""The one place numbers become text: quantities with units, and readout markup.
+"""The one place numbers become text on the server: quantities with their units.
 
-The browser animates a few readouts while playing; it formats them with the
-same rule, from the ``digits`` and ``unit`` declared here (see ``js_spec``).
+The browser formats readouts with the same rule (``widgets/common/js/rules.js``,
+``fmt``), from the ``digits`` and ``unit`` declared here (see ``js_spec``).
 """
 
 from __future__ import annotations
 
-import html
-import itertools
 import math
 from dataclasses import dataclass
-
-_ids = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -51,24 +47,18 @@ def plain_number(value: float | None) -> str:
     return f"{value:.6g}"
 
 
-def new_id(prefix: str) -> str:
-    """An element id unique within this process."""
-    return f"{prefix}-{next(_ids)}"
+def layer_span(layers) -> str:
+    """A bucket's layers, highest first: ``"12–10"``, ``"4"``, or ``"12, 11, 6"`` when not a run."""
+    import numpy as np
+
+    layers = np.unique(np.asarray(layers))[::-1]
+    if len(layers) == 1:
+        return f"{layers[0]}"
+    if layers[0] - layers[-1] == len(layers) - 1:
+        return f"{layers[0]}–{layers[-1]}"
+    return ", ".join(str(n) for n in layers)
 
 
-VALUE_SLOT = "{value}"
-
-
-def readout_html(label: str, value: str, element_id: str, note: str = "") -> str:
-    """A labelled readout whose accessible name is its visible label.
-
-    ``value`` may be ``VALUE_SLOT`` to make a template for the browser to fill.
-    """
-    note_html = f'<span class="ol-note">{html.escape(note)}</span>' if note else ""
-    value_html = value if value == VALUE_SLOT else html.escape(value)
-    return (
-        f'<div class="ol-readout"><span class="ol-label" id="{element_id}">'
-        f"{html.escape(label)}</span>"
-        f'<output class="ol-value" aria-labelledby="{element_id}">{value_html}</output>'
-        f"{note_html}</div>"
-    )
+def layers_phrase(layers) -> str:
+    """``"layers 12–10"`` or ``"layer 4"``."""
+    return f"layer{'s' if len(layers) > 1 else ''} {layer_span(layers)}"

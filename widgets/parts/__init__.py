@@ -1,1 +1,0 @@
-"""The parts every widget is built from: time control, playhead, fields, share bar, theme."""
