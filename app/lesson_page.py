@@ -1,15 +1,22 @@
-"""A lesson as a page: prose, live widgets, experiment buttons and hidden answers."""
+"""A lesson as a page: its prose as static HTML, one component per widget, experiment buttons.
+
+The prose, headings, self-check questions and experiment buttons are rendered
+from the Markdown into one piece of HTML once per process, with a slot for
+each widget; a page adds only the live parts (:mod:`app.lesson_view`).
+"""
 
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
-import panel as pn
 from markdown_it import MarkdownIt
 
-from lessons import Experiment, Lesson, Prose, Question, WidgetBlock
-from widgets.parts import theme
+from lessons import Experiment, Lesson, Numbers, Prose, Question, WidgetBlock
+from widgets.common.component import WidgetComponent
 from widgets.registry import WIDGETS
+
+from .lesson_view import LessonView
 
 _markdown = MarkdownIt("commonmark", {"html": False})
 
@@ -27,68 +34,124 @@ def question_html(question: Question, number: int) -> str:
     )
 
 
-def lesson_body(lesson: Lesson, origin: str) -> pn.viewable.Viewable:
-    """Every block of a lesson, with each experiment wired to its widget.
+_SEGMENTS: dict[tuple[str, str], tuple[tuple[str, object], ...]] = {}
 
-    ``origin`` is this server as the learner reached it, for the share links.
+
+def _segments(lesson: Lesson) -> tuple[tuple[str, object], ...]:
+    """The lesson as ``("html", text)``, ``("widget", block)`` and ``("experiment", block)``.
+
+    Consecutive prose and questions become one piece of HTML, rendered once per process.
     """
-    views: dict[int, object] = {}
-    items: list[pn.viewable.Viewable] = []
+    key = (lesson.name, lesson.path)
+    if key not in _SEGMENTS:
+        _SEGMENTS[key] = _render_segments(lesson)
+    return _SEGMENTS[key]
+
+
+def _render_segments(lesson: Lesson) -> tuple[tuple[str, object], ...]:
+    segments: list[tuple[str, object]] = []
+    run: list[str] = []
     questions = 0
-    for index, block in enumerate(lesson.blocks):
+
+    def flush() -> None:
+        if run:
+            segments.append(("html", "".join(run)))
+            run.clear()
+
+    for block in lesson.blocks:
         if isinstance(block, Prose):
-            items.append(
-                pn.pane.Markdown(
-                    block.text,
-                    sizing_mode="stretch_width",
-                    max_width=PROSE_WIDTH,
-                    stylesheets=[theme.PROSE_CSS],
-                    disable_math=True,
-                )
-            )
-        elif isinstance(block, WidgetBlock):
-            spec = WIDGETS[block.widget]
-            view = spec.create(**block.settings)
-            view.enable_share(origin)
-            views[index] = view
-            items.append(
-                pn.Column(
-                    view,
-                    sizing_mode="stretch_width",
-                    css_classes=["ol-card"],
-                    stylesheets=[theme.PAGE_CSS],
-                    margin=(8, 0, 16, 0),
-                )
-            )
-        elif isinstance(block, Experiment):
-            items.append(_experiment(block, views[block.target]))
+            run.append(_markdown.render(block.text))
         elif isinstance(block, Question):
             questions += 1
-            items.append(
-                pn.pane.HTML(
-                    question_html(block, questions),
-                    sizing_mode="stretch_width",
-                    max_width=PROSE_WIDTH,
-                    stylesheets=[theme.PROSE_CSS],
-                    margin=(8, 10),
-                )
-            )
-    return pn.Column(*items, sizing_mode="stretch_width", margin=(0, 0, 40, 0))
+            run.append(question_html(block, questions))
+        elif isinstance(block, Numbers):
+            continue
+        else:
+            flush()
+            segments.append(("widget" if isinstance(block, WidgetBlock) else "experiment", block))
+    flush()
+    return tuple(segments)
 
 
-def _experiment(block: Experiment, view) -> pn.viewable.Viewable:
-    button = pn.widgets.Button(
-        label=block.label, color="primary", sizing_mode="stretch_width", max_width=PROSE_WIDTH
-    )
-    status = pn.pane.HTML("", margin=(0, 10), stylesheets=[theme.PAGE_CSS])
-    settings = ", ".join(f"{k} {v}" for k, v in block.settings.items())
-
-    def run(_event) -> None:
-        view.apply(**block.settings)
-        status.object = (
-            f'<div class="ol-hint" role="status">Loaded into the widget above: '
-            f"{html.escape(settings)}.</div>"
+def lesson_nav(lesson: Lesson, lessons: Sequence[Lesson], prefix: str) -> str:
+    """Where a lesson sits in the course: its number, the index, the lessons before and after."""
+    names = [item.name for item in lessons]
+    i = names.index(lesson.name)
+    links = [f'<a href="{prefix}/">All lessons and widgets</a>']
+    if i > 0:
+        before = lessons[i - 1]
+        links.append(
+            f'<a href="{prefix}/lessons/{html.escape(before.name)}" rel="prev">'
+            f"← Previous: {html.escape(before.title)}</a>"
         )
+    if i + 1 < len(lessons):
+        after = lessons[i + 1]
+        links.append(
+            f'<a href="{prefix}/lessons/{html.escape(after.name)}" rel="next">'
+            f"Next: {html.escape(after.title)} →</a>"
+        )
+    items = "".join(f"<li>{link}</li>" for link in links)
+    return (
+        f'<nav class="ol-lesson-nav" aria-label="Course"><p>Lesson {i + 1} of {len(lessons)}</p>'
+        f"<ul>{items}</ul></nav>"
+    )
 
-    button.on_click(run)
-    return pn.Column(button, status, sizing_mode="stretch_width", margin=(4, 0))
+
+def experiment_note(block: Experiment) -> str:
+    """What an experiment loads, as the widget says it."""
+    settings = ", ".join(f"{k} {v}" for k, v in block.settings.items())
+    return f"Loaded “{block.label}”: {settings}."
+
+
+def experiment_html(block: Experiment, number: int) -> str:
+    """An experiment's button (the page sends its number when it is pressed)."""
+    return (
+        f'<p class="ol-experiment-row"><button type="button" class="ol-experiment" '
+        f'data-experiment="{number}"><span aria-hidden="true">▶ </span>'
+        f"{html.escape(block.label)}</button></p>"
+    )
+
+
+def lesson_html(lesson: Lesson, nav: str = "") -> tuple[str, list[WidgetBlock], list[Experiment]]:
+    """The lesson as one piece of HTML with a slot per widget, its widgets and experiments."""
+    widgets: list[WidgetBlock] = []
+    experiments: list[Experiment] = []
+    parts = [nav]
+    for kind, item in _segments(lesson):
+        if kind == "html":
+            parts.append(item)
+        elif kind == "widget":
+            parts.append(f'<div class="ol-widget-slot" data-widget="{len(widgets)}"></div>')
+            widgets.append(item)
+        else:
+            parts.append(experiment_html(item, len(experiments)))
+            experiments.append(item)
+    parts.append(nav)
+    return "".join(parts), widgets, experiments
+
+
+def lesson_body(
+    lesson: Lesson, origin: str, lessons: Sequence[Lesson] = (), prefix: str = ""
+) -> LessonView:
+    """A lesson with live widgets, each experiment wired to the widget above it.
+
+    ``origin`` is this server as the learner reached it, for the share links;
+    ``lessons`` is the course in order, for the navigation.
+    """
+    nav = lesson_nav(lesson, lessons, prefix) if lesson in lessons else ""
+    text, blocks, experiments = lesson_html(lesson, nav)
+    views: list[WidgetComponent] = []
+    by_block: dict[int, WidgetComponent] = {}
+    index = {id(b): i for i, b in enumerate(lesson.blocks)}
+    for block in blocks:
+        view = WIDGETS[block.widget].create(**block.settings)
+        view.enable_share(origin)
+        views.append(view)
+        by_block[index[id(block)]] = view
+
+    def run(number: int) -> None:
+        if 0 <= number < len(experiments):
+            block = experiments[number]
+            by_block[block.target].apply(note=experiment_note(block), **block.settings)
+
+    return LessonView(run, html=text, widgets=views, sizing_mode="stretch_width")

@@ -6,7 +6,7 @@ import html
 
 import panel as pn
 
-from widgets.parts import theme
+from app import theme
 
 
 def page(title: str, subtitle: str, body: pn.viewable.Viewable) -> pn.viewable.Viewable:

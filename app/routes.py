@@ -8,7 +8,6 @@ from urllib.parse import urlsplit
 import panel as pn
 
 from lessons import Lesson, load_lessons
-from widgets.parts import theme
 from widgets.registry import WIDGETS, WidgetSpec
 
 from .lesson_page import lesson_body
@@ -40,12 +39,6 @@ def server_origin() -> str:
     return f"{proto}://{host}{url_prefix()}"
 
 
-def _set_page_query(query: str) -> None:
-    """Make the address bar a link to what is on screen."""
-    if pn.state.location is not None:
-        pn.state.location.search = f"?{query}" if query else ""
-
-
 def _script_embed_url() -> bytes | str | None:
     """The server URL a script-tag embed was loaded from, or None on our own pages."""
     values = (pn.state.session_args or {}).get("bokeh-absolute-url")
@@ -72,53 +65,20 @@ def _serve_resources_from(absolute_url: bytes | str) -> None:
         pn.state.curdoc.template_variables["dist_url"] = f"{origin}/static/extensions/panel/"
 
 
-def index_page(lessons: dict[str, Lesson]) -> pn.viewable.Viewable:
-    """The index: the lessons and the widgets, each with a line on what it is for."""
-    lesson_items = "".join(
-        f'<li><a href="./lessons/{html.escape(name)}">{html.escape(lesson.title)}</a> — '
-        f"{html.escape(lesson.summary)}</li>"
-        for name, lesson in lessons.items()
-    )
-    widget_items = "".join(
-        f'<li><a href="./{spec.name}">{html.escape(spec.title)}</a> — '
-        f"{html.escape(spec.summary)}</li>"
-        for spec in WIDGETS.values()
-    )
-    body = pn.pane.HTML(
-        f'<nav aria-label="Lessons"><h2>Lessons</h2><ul class="ol-list">{lesson_items}</ul>'
-        f'</nav><nav aria-label="Widgets"><h2>Widgets</h2><ul class="ol-list">{widget_items}'
-        "</ul></nav>",
-        sizing_mode="stretch_width",
-        stylesheets=[theme.INDEX_CSS],
-        margin=(0, 10),
-    )
-    return page(
-        "overlap-lab",
-        "Live widgets on how data-parallel training hides gradient communication behind "
-        "the backward pass.",
-        body,
-    )
-
-
 def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:
     """One widget on its own, preset from the URL query (the parameter names)."""
     kwargs, notices = spec.parse(_query())
     view = spec.create(**kwargs)
     view.show_notices(notices)
     # In a script-tag embed the page URL is the course's own: never rewrite it.
-    in_own_page = _script_embed_url() is None
-    from widgets.common.component import WidgetComponent
-
-    if isinstance(view, WidgetComponent):
-        view.enable_share(server_origin(), own_page=in_own_page)
-    else:
-        view.enable_share(server_origin(), _set_page_query if in_own_page else None)
+    view.enable_share(server_origin(), own_page=_script_embed_url() is None)
     return page(spec.title, html.escape(spec.summary), view)
 
 
-def lesson_page(lesson: Lesson) -> pn.viewable.Viewable:
+def lesson_page(lesson: Lesson, lessons: list[Lesson]) -> pn.viewable.Viewable:
     """A lesson: its prose with live widgets, experiments and self-check questions."""
-    return page(lesson.title, html.escape(lesson.summary), lesson_body(lesson, server_origin()))
+    body = lesson_body(lesson, server_origin(), lessons, url_prefix())
+    return page(lesson.title, html.escape(lesson.summary), body)
 
 
 def _session(build):
@@ -152,12 +112,16 @@ def _session(build):
 
 
 def build_routes() -> dict[str, object]:
-    """Every route: the index, each widget, each lesson in ``lessons/``."""
+    """Every route with a session: each widget and each lesson in ``lessons/``.
+
+    The index needs no session: it is a static page (:mod:`app.static_pages`).
+    """
     lessons = load_lessons()
     # Panel calls plain functions once per session; it does not call partials.
-    routes: dict[str, object] = {"/": _session(lambda: index_page(lessons))}
+    routes: dict[str, object] = {}
     for spec in WIDGETS.values():
         routes[spec.name] = _session(lambda spec=spec: widget_page(spec))
+    course = list(lessons.values())
     for name, lesson in lessons.items():
-        routes[f"lessons/{name}"] = _session(lambda lesson=lesson: lesson_page(lesson))
+        routes[f"lessons/{name}"] = _session(lambda lesson=lesson: lesson_page(lesson, course))
     return routes

@@ -15,14 +15,10 @@ from collections.abc import Callable, Mapping
 
 import panel as pn
 
+from .serve_options import ServeOptions
+
 log = logging.getLogger("overlap-lab")
 
-#: A closed page's session is destroyed this long after its websocket closed (ms).
-UNUSED_SESSION_LIFETIME_MS = 15_000
-#: How often the server looks for such sessions (ms).
-CHECK_UNUSED_SESSIONS_MS = 5_000
-#: How long a new page's session waits for its websocket before the lifetime applies (ms).
-CONNECT_GRACE_MS = 300_000
 #: Collector thresholds while serving (Python's default is 700, 10, 10).
 GC_THRESHOLDS = (50_000, 20, 20)
 #: Set to 1 only in tests: serves ``/_test/sessions`` (see :mod:`app.testhooks`).
@@ -117,14 +113,14 @@ def loading_template():
 
 
 _TEMPLATE = None
-_PREFIX = ""
-_CONNECT_GRACE_MS = CONNECT_GRACE_MS
+#: The options this process serves with (``use_options``); the defaults until then.
+_OPTIONS = ServeOptions()
 
 
-def set_connect_grace(ms: int) -> None:
-    """How long :func:`hold_until_connected` keeps a session for its websocket."""
-    global _CONNECT_GRACE_MS
-    _CONNECT_GRACE_MS = ms
+def use_options(options: ServeOptions) -> None:
+    """Record the options this process serves with (its prefix, its connect grace)."""
+    global _OPTIONS
+    _OPTIONS = options
 
 
 def hold_until_connected(doc) -> None:
@@ -145,7 +141,7 @@ def hold_until_connected(doc) -> None:
         if session is None or session.destroyed or session.connection_count:
             return
         session.block_expiration()
-        deadline = time.monotonic() + _CONNECT_GRACE_MS / 1000
+        deadline = time.monotonic() + _OPTIONS.connect_grace / 1000
         # Bokeh stamps this when a connection leaves: a page may come and go between checks.
         created = session._last_unsubscribe_time
 
@@ -161,15 +157,9 @@ def hold_until_connected(doc) -> None:
     doc.add_next_tick_callback(hold)
 
 
-def set_url_prefix(prefix: str) -> None:
-    """Record the path every route is served under (``--prefix``), for the links pages make."""
-    global _PREFIX
-    _PREFIX = "/" + prefix.strip("/") if prefix.strip("/") else ""
-
-
 def url_prefix() -> str:
     """``/widgets`` when serving under ``--prefix /widgets``, else the empty string."""
-    return _PREFIX
+    return _OPTIONS.url_prefix
 
 
 def show_loading(doc) -> None:
@@ -224,36 +214,40 @@ def component_resources_route() -> tuple:
     return (f"/{COMPONENT_PATH}(.*)", CrossOriginComponentResources, {})
 
 
-def server_options(
-    *,
-    port: int,
-    address: str,
-    origins: list[str],
-    num_procs: int = 1,
-    prefix: str = "",
-    use_xheaders: bool = False,
-    unused_session_lifetime: int = UNUSED_SESSION_LIFETIME_MS,
-    check_unused_sessions: int = CHECK_UNUSED_SESSIONS_MS,
-) -> dict:
-    """Keyword arguments for ``pn.serve``, with Bokeh's session options under their full names."""
+def server_options(options: ServeOptions | None = None, **overrides) -> dict:
+    """Keyword arguments for ``pn.serve``, with Bokeh's session options under their full names.
+
+    ``overrides`` are options by name, for callers that set a few (tests).
+    """
+    base = options.param.values() if options is not None else {}
+    o = ServeOptions(**{**base, **overrides, "name": "serve"})
+    port, address = o.port, o.address
     local = [f"localhost:{port}", f"127.0.0.1:{port}", f"{address}:{port}"]
-    options = {
+    kwargs = {
         "port": port,
         "address": address,
-        "websocket_origin": sorted(set(local + origins)),
-        "num_procs": num_procs,
-        "unused_session_lifetime_milliseconds": unused_session_lifetime,
-        "check_unused_sessions_milliseconds": check_unused_sessions,
+        "websocket_origin": sorted(set(local + o.allow_websocket_origin)),
+        "num_procs": o.num_procs,
+        "unused_session_lifetime_milliseconds": o.unused_session_lifetime,
+        "check_unused_sessions_milliseconds": o.check_unused_sessions,
         # /liveness answers 200 while the process serves; a balancer or monitor polls it.
         "liveness": True,
-        "use_xheaders": use_xheaders,
+        "use_xheaders": o.use_xheaders,
         "extra_patterns": [component_resources_route()],
     }
-    if prefix.strip("/"):
-        options["prefix"] = "/" + prefix.strip("/")
+    if o.url_prefix:
+        kwargs["prefix"] = o.url_prefix
+    from .static_pages import IndexPage, NotFoundPage
+
+    prefix_path = kwargs.get("prefix", "")
+    # The index is static: listed before Bokeh's own page at "/", so it is the one served.
+    kwargs["extra_patterns"].insert(0, (r"/?", IndexPage, {"prefix": prefix_path}))
+    # Tornado's own setting: the page for any address no route answers.
+    kwargs["default_handler_class"] = NotFoundPage
+    kwargs["default_handler_args"] = {"prefix": prefix_path}
     if os.environ.get(TEST_HOOKS_ENV) == "1":
         from .testhooks import install
 
-        options["extra_patterns"] += install()
+        kwargs["extra_patterns"] += install()
         log.warning("%s=1: serving the test-only /_test/sessions endpoint", TEST_HOOKS_ENV)
-    return options
+    return kwargs

@@ -11,13 +11,8 @@ from panel.io.state import set_curdoc
 
 from app.cli import build_parser
 from app.routes import build_routes
-from app.serving import (
-    CHECK_UNUSED_SESSIONS_MS,
-    LOADING_HTML,
-    TEST_HOOKS_ENV,
-    UNUSED_SESSION_LIFETIME_MS,
-    server_options,
-)
+from app.serve_options import CHECK_UNUSED_SESSIONS_MS, UNUSED_SESSION_LIFETIME_MS, ServeOptions
+from app.serving import LOADING_HTML, TEST_HOOKS_ENV, server_options
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +22,7 @@ def routes():
 
 
 def _server(routes, **options):
-    base = {"port": 0, "address": "127.0.0.1", "origins": []}
+    base = {"port": 0, "address": "127.0.0.1"}
     return pn.serve(
         routes, show=False, start=False, verbose=False, **server_options(**base, **options)
     )
@@ -63,15 +58,7 @@ def test_cli_options_map_to_server_options():
         ]
     )
     assert args.connect_grace == 2000
-    options = server_options(
-        port=5006,
-        address="localhost",
-        origins=[],
-        prefix=args.prefix,
-        use_xheaders=args.use_xheaders,
-        unused_session_lifetime=args.unused_session_lifetime,
-        check_unused_sessions=args.check_unused_sessions,
-    )
+    options = server_options(ServeOptions.from_args(args))
     assert options["prefix"] == "/widgets"
     assert options["use_xheaders"] is True
     assert options["unused_session_lifetime_milliseconds"] == 3000
@@ -88,12 +75,17 @@ def test_prefix_and_liveness_are_routed(routes):
 
 def test_test_hooks_are_off_unless_asked(monkeypatch):
     monkeypatch.delenv(TEST_HOOKS_ENV, raising=False)
-    options = server_options(port=5006, address="localhost", origins=[])
+    options = server_options(port=5006, address="localhost")
     # Only the widgets' bundles, readable from other origins (script-tag embeds).
-    assert [p[0] for p in options["extra_patterns"]] == ["/components/(.*)"]
+    # Only the index and the widgets' bundles, readable from other origins (script-tag embeds).
+    assert [p[0] for p in options["extra_patterns"]] == ["/?", "/components/(.*)"]
     monkeypatch.setenv(TEST_HOOKS_ENV, "1")
-    options = server_options(port=5006, address="localhost", origins=[])
-    assert [p[0] for p in options["extra_patterns"]] == ["/components/(.*)", "/_test/sessions"]
+    options = server_options(port=5006, address="localhost")
+    assert [p[0] for p in options["extra_patterns"]] == [
+        "/?",
+        "/components/(.*)",
+        "/_test/sessions",
+    ]
 
 
 def test_every_route_builds_a_valid_document(routes):

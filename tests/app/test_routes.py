@@ -9,6 +9,7 @@ import pytest
 from bokeh.document import Document
 
 from app import cli, routes
+from app.serve_options import ServeOptions
 
 State = type(pn.state)
 
@@ -109,37 +110,36 @@ def test_cli_parses_every_serve_option(monkeypatch):
             "--show",
         ]
     )
-    assert calls == [
-        (
-            (7000, "127.0.0.1", ["course.example.org", "localhost:9000"], True, 0),
-            {
-                "prefix": "/widgets",
-                "use_xheaders": True,
-                "unused_session_lifetime": 5000,
-                "check_unused_sessions": 1000,
-                "connect_grace": 7000,
-            },
-        )
-    ]
+    (options,) = [a[0] for a, _ in calls]
+    assert options.param.values() == {
+        **options.param.values(),
+        "port": 7000,
+        "address": "127.0.0.1",
+        "allow_websocket_origin": ["course.example.org", "localhost:9000"],
+        "num_procs": 0,
+        "prefix": "/widgets",
+        "use_xheaders": True,
+        "unused_session_lifetime": 5000,
+        "check_unused_sessions": 1000,
+        "connect_grace": 7000,
+        "show": True,
+    }
 
 
 def test_cli_defaults(monkeypatch):
     calls = []
     monkeypatch.setattr(cli, "serve", lambda *a, **kw: calls.append((a, kw)))
     cli.main(["serve"])
-    assert calls == [
-        (
-            (5006, "localhost", [], False, 1),
-            {
-                "prefix": "",
-                "use_xheaders": False,
-                "unused_session_lifetime": cli.UNUSED_SESSION_LIFETIME_MS,
-                "check_unused_sessions": cli.CHECK_UNUSED_SESSIONS_MS,
-                "connect_grace": cli.CONNECT_GRACE_MS,
-            },
-        )
-    ]
+    (options,) = [a[0] for a, _ in calls]
+    defaults = ServeOptions()
+    assert {k: v for k, v in options.param.values().items() if k != "name"} == {
+        k: v for k, v in defaults.param.values().items() if k != "name"
+    }
+    assert (options.port, options.address, options.num_procs) == (5006, "localhost", 1)
+    assert options.unused_session_lifetime == 15_000 and options.connect_grace == 300_000
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args([])
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["serve", "--port", "x"])
+    with pytest.raises(SystemExit, match="port"):
+        cli.main(["serve", "--port", "70000"])  # out of bounds: said, not a traceback

@@ -313,7 +313,13 @@ def open_widget(page, url: str, ready: str = "Reset", timeout: float = 30_000) -
     without one, such as the index).
     """
     page.goto(url)
+    if ready is None and page.evaluate(STATIC_PAGE_JS):
+        return  # a static page (the index): nothing to connect to
     wait_rendered(page, ready, timeout)
+
+
+#: True on a page served without a Bokeh document (it loads no Bokeh script).
+STATIC_PAGE_JS = "() => document.querySelector('script[src*=\"bokeh\"]') === null"
 
 
 def wait_rendered(page, ready: str | None = "Reset", timeout: float = 30_000) -> None:

@@ -140,10 +140,11 @@ def test_a_queued_page_shows_its_notice_through_nginx_at_once(cluster):
             response.read()
         finished.append(time.monotonic())
 
-    ahead = [threading.Thread(target=fetch) for _ in range(3)]
+    # Sessions are cheap (some 30 ms each): enough pages ahead that this one must wait.
+    ahead = [threading.Thread(target=fetch) for _ in range(40)]
     for thread in ahead:
         thread.start()
-    time.sleep(0.2)
+    time.sleep(0.1)
     conn = http.client.HTTPConnection(urlsplit(lb.url).netloc, timeout=120)
     conn.request("GET", f"{PREFIX}/bucket-timeline", headers=headers)
     response = conn.getresponse()

@@ -21,8 +21,7 @@ from pagekit import TIMEOUT, animation_frames, button, enter, field, readout
 from playwright.sync_api import Page, expect
 
 from lessons import Experiment, Question, WidgetBlock, load_lessons
-from widgets.model.buckets import PRESETS, BucketConfig
-from widgets.parts.formatting import (
+from widgets.common.formatting import (
     COUNT,
     ITEMS,
     ITEMS_PER_SECOND,
@@ -30,6 +29,7 @@ from widgets.parts.formatting import (
     PERCENT,
     plain_number,
 )
+from widgets.model.buckets import PRESETS, BucketConfig
 from widgets.registry import WIDGETS
 
 LOAD_TIMEOUT = 30_000  # ms, for a page (or an embed) to come up
@@ -186,6 +186,28 @@ def test_index_lists_every_lesson_and_widget_and_the_links_work(page: Page, serv
         )
 
 
+def test_the_index_is_static_and_pictures_every_widget(page: Page, server: str, ws_frames):
+    page.goto(server + "/")
+    expect(page.get_by_role("heading", level=1, name="overlap-lab")).to_be_visible()
+    # Static: no websocket, never a "Loading…" notice, every widget with a picture.
+    assert ws_frames.sent == ws_frames.received == 0
+    expect(page.get_by_text("Loading")).to_have_count(0)
+    widgets_nav = page.get_by_role("navigation", name="Widgets", exact=True)
+    expect(widgets_nav.get_by_role("img")).to_have_count(len(WIDGETS))
+    course = page.get_by_role("navigation", name="Lessons", exact=True).get_by_role("listitem")
+    expect(course).to_have_count(len(LESSONS))
+    for item, lesson in zip(course.all(), LESSONS.values(), strict=True):
+        expect(item).to_contain_text(lesson.summary)
+
+
+def test_an_unknown_address_gets_a_helpful_page(page: Page, server: str):
+    response = page.goto(server + "/lessons/no-such-lesson")
+    assert response is not None and response.status == 404
+    expect(page.get_by_role("heading", level=1, name="There is no page here")).to_be_visible()
+    page.get_by_role("link", name="Go to the index").click()
+    page.wait_for_url(server + "/", timeout=LOAD_TIMEOUT)
+
+
 # --- the lessons ---------------------------------------------------------------------
 
 
@@ -204,7 +226,7 @@ class LessonWidget:
 
 def ranks_readouts(settings: dict) -> dict[str, str]:
     """What each visible readout of the ranks view starts with for these settings."""
-    from widgets import ranks_text
+    from widgets.many_ranks import text as ranks_text
     from widgets.model.ranks_view import RanksConfig
 
     r = RanksConfig(**settings).result()
@@ -216,12 +238,19 @@ def ranks_readouts(settings: dict) -> dict[str, str]:
 
 
 def trace_readouts(settings: dict) -> dict[str, str]:
-    """What each readout of the trace view starts with for these settings."""
-    from widgets.model.trace_view import TraceViewConfig
-    from widgets.trace_view import TraceView
+    """What each readout of the trace view starts with for these settings (from its state)."""
+    from widgets.common.formatting import MILLISECONDS
+    from widgets.trace_viewer.component import TraceView
 
-    values = TraceView.readout_values(TraceViewConfig(**settings).result())
-    return {label: value for label, value, _ in values.values()}
+    s = TraceView(**settings).state
+    values = {}
+    for q in s["order"]:
+        for source in ("measured", "model"):
+            values[f"{s['names'][q]}, {source}"] = MILLISECONDS(s["quantities"][q][source])
+    cap = plain_number(s["what_if"]["cap_mb"])
+    for q, v in s["what_if"]["predicted"].items():
+        values[f"{s['names'][q]}, model at {cap} MiB"] = MILLISECONDS(v)
+    return values
 
 
 def _initial_settings(block: WidgetBlock) -> dict:
@@ -386,18 +415,20 @@ def test_lesson_experiments_load_into_the_widget_above(
     ]
     open_route(page, ui, f"{server}/lessons/{name}")
 
-    loaded = page.get_by_role("status").filter(has_text="Loaded into the widget above")
+    loaded = page.get_by_role("status").filter(has_text="Loaded “")
     expect(loaded).to_have_count(0)
-    for count, block in enumerate(experiments, start=1):
+    for block in experiments:
         w = widgets[block.target]
         context = f"experiment “{block.label}” on {name}"
         # Move the widget away from the experiment's settings first, so loading shows.
         _edit(page, w, f"before {context}")
         button(page, block.label).click()
-        expect(loaded, f"no status after {context}").to_have_count(count, timeout=TIMEOUT)
-        expect(loaded.nth(count - 1)).to_be_visible()
+        # The widget says what was loaded, and is brought into view to show it.
+        this = page.get_by_role("status").filter(has_text=f"Loaded “{block.label}”")
+        expect(this, f"no status after {context}").to_be_visible(timeout=TIMEOUT)
+        expect(this).to_be_in_viewport(timeout=TIMEOUT)
         for value in block.settings.values():
-            expect(loaded.nth(count - 1)).to_contain_text(str(value).removesuffix(".0"))
+            expect(this).to_contain_text(str(value).removesuffix(".0"))
         _apply_experiment(w, block)
         _check_widget(page, w, f"after {context}")
         if w.kind == "queue-lab":  # the experiment starts the lab from time zero

@@ -87,7 +87,7 @@ def test_closed_sessions_leave_no_objects_behind(hooked, browser, ui):
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         for route, label, value in PAGES:
             use(context, hooked, ui, route, label, value)
-            opened += 1
+            opened += route != "/"  # the index is a static page: no session
         context.close()
         after = reaped(hooked, ui, before["created"] + opened)
         # Every session built (one per page, or two if a page's first was reaped before

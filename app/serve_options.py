@@ -1,0 +1,104 @@
+"""Every option of ``overlap-lab serve``, declared once.
+
+The command line is made from these declarations (a flag per parameter, its
+help from the doc), the server is started from them, and tests build them
+directly: nothing else lists a serving option or its default.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import param
+
+#: A closed page's session is destroyed this long after its websocket closed (ms).
+UNUSED_SESSION_LIFETIME_MS = 15_000
+#: How often the server looks for such sessions (ms).
+CHECK_UNUSED_SESSIONS_MS = 5_000
+#: How long a new page's session waits for its websocket before the lifetime applies (ms).
+CONNECT_GRACE_MS = 300_000
+
+
+class ServeOptions(param.Parameterized):
+    """How one ``overlap-lab serve`` process serves the lessons and the widgets."""
+
+    port = param.Integer(default=5006, bounds=(0, 65535), doc="port to listen on")
+    address = param.String(default="localhost", doc="address to bind")
+    allow_websocket_origin = param.List(
+        default=[],
+        item_type=str,
+        doc="a host that may embed the widgets (repeatable), e.g. course.example.org",
+        metadata={"metavar": "HOST[:PORT]"},
+    )
+    num_procs = param.Integer(
+        default=1,
+        bounds=(0, None),
+        doc="worker processes sharing the port (0: one per core); a page's websocket may "
+        "reach another process, which builds its session again, so for a class prefer one "
+        "serve per core behind nginx (deploy/README.md)",
+        metadata={"metavar": "N"},
+    )
+    prefix = param.String(
+        default="",
+        doc="serve every route under this path, e.g. /widgets behind a proxy (default: none)",
+        metadata={"metavar": "PATH"},
+    )
+    use_xheaders = param.Boolean(
+        default=False,
+        doc="trust X-Forwarded-For/-Proto and X-Real-Ip from a reverse proxy in front",
+    )
+    unused_session_lifetime = param.Integer(
+        default=UNUSED_SESSION_LIFETIME_MS,
+        bounds=(1, None),
+        doc="destroy a session this long after its page closed",
+        metadata={"metavar": "MS"},
+    )
+    check_unused_sessions = param.Integer(
+        default=CHECK_UNUSED_SESSIONS_MS,
+        bounds=(1, None),
+        doc="how often to look for closed sessions",
+        metadata={"metavar": "MS"},
+    )
+    connect_grace = param.Integer(
+        default=CONNECT_GRACE_MS,
+        bounds=(0, None),
+        doc="keep a new page's session this long for its websocket before the lifetime applies",
+        metadata={"metavar": "MS"},
+    )
+    show = param.Boolean(default=False, doc="open a browser on the index")
+
+    @property
+    def url_prefix(self) -> str:
+        """``/widgets`` for ``--prefix widgets/``, else the empty string."""
+        return "/" + self.prefix.strip("/") if self.prefix.strip("/") else ""
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """A flag for every option (``--use-xheaders``), with its default in the help."""
+        for name, p in cls.param.objects("existing").items():
+            if name == "name":
+                continue
+            flag = "--" + name.replace("_", "-")
+            extra = p.metadata or {}
+            if isinstance(p, param.Boolean):
+                parser.add_argument(flag, action="store_true", help=p.doc)
+            elif isinstance(p, param.List):
+                parser.add_argument(
+                    flag, action="append", default=[], help=p.doc, metavar=extra.get("metavar")
+                )
+            else:
+                kind = int if isinstance(p, param.Integer) else str
+                default = f" (default {p.default})" if p.default not in ("", None) else ""
+                parser.add_argument(
+                    flag,
+                    type=kind,
+                    default=p.default,
+                    help=p.doc + default,
+                    metavar=extra.get("metavar"),
+                )
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ServeOptions:
+        """The options a parsed command line gives (out-of-bounds values raise ValueError)."""
+        names = [n for n in cls.param if n != "name"]
+        return cls(**{n: getattr(args, n) for n in names})

@@ -1,0 +1,93 @@
+"""An address the server does not have gets a page that says so and shows the way on."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import socket
+
+import pytest
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+from tornado.web import Application
+
+from app.serving import server_options
+from app.static_pages import NotFoundPage, index_html, not_found_html
+from app.thumbnails import thumbnail
+from lessons import load_lessons
+from widgets.registry import WIDGETS
+
+
+def test_the_page_links_the_index_every_lesson_and_every_widget() -> None:
+    text = not_found_html("/widgets", "/lessons/old-name")
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in text
+    assert "<code>/lessons/old-name</code>" in text
+    assert '<a href="/widgets/">Go to the index</a>' in text
+    for name, lesson in load_lessons().items():
+        assert f'href="/widgets/lessons/{name}">{lesson.title}</a>' in text
+    for spec in WIDGETS.values():
+        assert f'href="/widgets/{spec.name}">{spec.title}</a>' in text
+
+
+def test_what_was_asked_for_is_shown_escaped_and_cut() -> None:
+    text = not_found_html("", "/<script>alert(1)</script>" + "x" * 500)
+    assert "<script>alert" not in text and "&lt;script&gt;" in text
+    assert "x" * 201 not in text
+
+
+def test_the_server_answers_unknown_addresses_with_it() -> None:
+    options = server_options(port=5006, address="localhost", prefix="/w")
+    assert options["default_handler_class"] is NotFoundPage
+    assert options["default_handler_args"] == {"prefix": "/w"}
+
+
+def test_it_is_served_with_status_404() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    async def fetch() -> tuple[int, str]:
+        app = Application([], default_handler_class=NotFoundPage, default_handler_args={})
+        server = app.listen(port, address="127.0.0.1")
+        try:
+            with pytest.raises(HTTPClientError) as info:
+                await AsyncHTTPClient().fetch(f"http://127.0.0.1:{port}/no-such-page")
+            response = info.value.response
+            return response.code, response.body.decode()
+        finally:
+            server.stop()
+
+    code, body = asyncio.run(fetch())
+    assert code == 404
+    assert "There is no page here" in body and "/no-such-page" in body
+
+
+def test_the_index_lists_the_lessons_in_order_and_pictures_every_widget() -> None:
+    text = index_html("/w")
+    lessons = list(load_lessons().values())
+    # In the course's order, each with what it teaches.
+    positions = [text.index(f'href="/w/lessons/{lesson.name}"') for lesson in lessons]
+    assert positions == sorted(positions)
+    for lesson in lessons:
+        assert html.escape(lesson.summary) in text
+    assert '<ol class="ol-course">' in text
+    for spec in WIDGETS.values():
+        assert f'href="/w/{spec.name}">{spec.title}</a>' in text
+        picture = thumbnail(spec.name)
+        assert picture.startswith('<svg class="ol-thumb"') and 'role="img" aria-label="' in picture
+        assert picture in text
+    # Static: no script, nothing from another host, nothing that says "Loading".
+    assert "<script" not in text and "Loading" not in text and "http" not in text
+
+
+def test_each_picture_is_drawn_from_the_widget_default_state() -> None:
+    from widgets.model.buckets import BucketConfig
+
+    schedule = BucketConfig().schedule()
+    picture = thumbnail("bucket-timeline")
+    # One bar per layer's backward and one per bucket's all-reduce.
+    assert picture.count("<rect ") == 1 + len(schedule.layer_ready) + len(schedule.bucket_start)
+    queue = thumbnail("queue-lab")
+    # The default queue drains at 4 s and its run ends at 5 s: three vertices (0, 4, 5 s).
+    points = queue.split('<polyline points="', 1)[1].split('"', 1)[0].split()
+    assert len(points) == 3
+    assert thumbnail("no-such-widget") == ""

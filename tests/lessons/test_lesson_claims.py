@@ -1,0 +1,44 @@
+"""What a lesson says about a chart's structure matches the chart the widget draws.
+
+A lesson that says "The timeline has five lanes. **Backward** …" names the
+lanes the bucket timeline's state lays out, and every lane it names in bold
+after that sentence is one of them; a key entry the text names is in the key.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from lessons import Prose, load_lessons
+from widgets.registry import WIDGETS
+
+NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+CLAIM = re.compile(r"The timeline has (\w+) lanes\.(?P<rest>[^\n]*)")
+LESSONS = load_lessons()
+
+
+def _claims():
+    for name, lesson in LESSONS.items():
+        for block in lesson.blocks:
+            if isinstance(block, Prose):
+                for match in CLAIM.finditer(block.text):
+                    yield name, match
+
+
+CLAIMS = list(_claims())
+
+
+def test_the_lessons_make_claims_to_check() -> None:
+    assert CLAIMS, "no lesson states the timeline's lanes: this test checks nothing"
+
+
+@pytest.mark.parametrize(("name", "match"), CLAIMS, ids=[c[0] for c in CLAIMS])
+def test_the_number_and_names_of_lanes_are_the_charts(name: str, match: re.Match) -> None:
+    lanes = WIDGETS["bucket-timeline"].create().state["lanes"]
+    count = NUMBERS.get(match.group(1).lower())
+    assert count == len(lanes), f"{name} says {match.group(1)} lanes; the chart has {lanes}"
+    named = re.findall(r"\*\*([^*]+)\*\*", match.group("rest"))
+    assert named, f"{name} names no lane after its claim"
+    assert set(named) == set(lanes), f"{name} names {named}; the chart's lanes are {lanes}"
