@@ -188,7 +188,9 @@ async def load_page(
 
 
 async def _replay(ws: WebSocketClientConnection, page: PageLoad, query: str) -> None:
-    """The patches a browser sends once the page has rendered."""
+    """The patches a browser sends once the page has rendered (and its ready event)."""
+    ready = {"type": "event", "name": "document_ready", "values": {"type": "map"}}
+    await _send(ws, _patch([{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": ready}]))
     for fig in page.models.get("Figure", []):
         await _send(ws, _patch([_changed(fig["id"], k, v) for k, v in FIGURE_SIZE.items()]))
     for loc in page.models.get("Location", []):
@@ -207,10 +209,50 @@ def find_input(page: PageLoad, label: str) -> str | None:
     return None
 
 
+def find_field(page: PageLoad, label: str) -> tuple[str, str] | None:
+    """A browser-drawn widget's field labelled ``label``: (component id, field name)."""
+    data_owner = {}
+    for objs in page.models.values():
+        for obj in objs:
+            ref = obj.get("attributes", {}).get("data")
+            if isinstance(ref, dict) and "id" in ref:
+                data_owner[ref["id"]] = obj["id"]
+    for objs in page.models.values():
+        for obj in objs:
+            for spec in obj.get("attributes", {}).get("fields") or []:
+                if isinstance(spec, dict) and spec.get("type") == "map":
+                    spec = dict(spec["entries"])  # Bokeh's wire form of a dict
+                if isinstance(spec, dict) and spec.get("label") == label:
+                    owner = data_owner.get(obj["id"])
+                    if owner is not None:
+                        return owner, spec["name"]
+    return None
+
+
+def _data_event(model_id: str, data: dict) -> dict:
+    """What a component's ``model.send_msg(data)`` sends (a Panel data event)."""
+    entries = [[k, v] for k, v in data.items()]
+    values = {
+        "type": "map",
+        "entries": [["model", {"id": model_id}], ["data", {"type": "map", "entries": entries}]],
+    }
+    return {
+        "kind": "MessageSent",
+        "msg_type": "bokeh_event",
+        "msg_data": {"type": "event", "name": "data_event", "values": values},
+    }
+
+
 async def edit(page: PageLoad, label: str, value) -> bool:
     """Set the control titled ``label`` to ``value`` as a committed edit; False if not found."""
     if page.ws is None:
         return False
+    component = find_field(page, label)
+    if component is not None:
+        model_id, name = component
+        text = value if isinstance(value, str) else f"{value:g}"
+        await _send(page.ws, _patch([_data_event(model_id, {"edit": name, "text": text})]))
+        return True
     model = find_input(page, label)
     if model is None:
         return False

@@ -83,26 +83,17 @@ def state_page() -> pn.viewable.Viewable:
     The state is the real one of the default configuration: its settings, the
     bars the timeline draws, the sweep and the readouts' texts.
     """
-    from widgets import bucket_text
-    from widgets.bucket_drawing import bar_columns
-    from widgets.model.buckets.config import BucketConfig
-    from widgets.model.buckets.sweep import sweep_layers_per_bucket
+    from widgets.bucket_timeline.component import BucketTimeline
 
-    config = BucketConfig()
-    sweep = sweep_layers_per_bucket(config)
-    schedule = config.schedule(layer_sweep=sweep)
-    readouts = bucket_text.readout_values(schedule).values()
+    timeline = BucketTimeline()
+    config = timeline.settings
     settings = {name: getattr(config, name) for name in config.param if name != "name"}
     settings = {k: v for k, v in settings.items() if isinstance(v, (int, float, str, bool))}
     state = StateInThePage(
         settings=settings,
-        bars=bar_columns(schedule),
-        sweep={
-            "x": sweep.setting.tolist(),
-            "step": sweep.step_time.tolist(),
-            "tail": sweep.exposed_tail.tolist(),
-        },
-        readouts={label: value for label, value, _ in readouts},
+        bars=timeline.state["bars"],
+        sweep=timeline.state["sweep"],
+        readouts={key: value for key, (value, _) in timeline.state["readouts"].items()},
     )
     return pn.Column(bare_page(), state)
 
