@@ -70,8 +70,6 @@ __all__ = ["TraceRecorder", "build_trace", "write_trace"]
 
 from . import machine
 
-DEFAULT_CAP_MIB = 25.0
-
 
 class TraceRecorder:
     """Hooks on one rank's DDP model that time gradients, buckets and the step's phases.

@@ -334,7 +334,7 @@ def test_downloads_give_the_data_as_csv_and_the_chart_as_png(
     assert download.suggested_filename == f"{name}.csv"
     text = open(download.path(), encoding="utf-8").read()  # noqa: SIM115
     view = spec.create(**settings)
-    assert_csv_is_the_table(text, view.state["table"])
+    assert_csv_is_the_table(text, view.model_state()["table"])
 
     with page.expect_download(timeout=TIMEOUT) as info:
         button(page, "Download chart (PNG)").click()

@@ -146,7 +146,7 @@ def test_while_playing_the_description_says_so_and_is_exact_again_on_pause(
 def test_the_chart_data_table_opens_for_a_screen_reader(page: Page, server: str, ui, name):
     ui.open_widget(page, f"{server}/{name}")
     view = WIDGETS[name].create()
-    table = view.state["table"]
+    table = view.model_state()["table"]
     page.get_by_text("The chart's data as a table").click()
     grid = page.get_by_role("table")
     expect(grid.first).to_be_visible(timeout=TIMEOUT)

@@ -114,7 +114,7 @@ def rows(lab: BucketTimeline, kind: str) -> list[tuple[float, float, str, str]]:
     data table (the table lists the bars in the same order, then the exposed tail).
     """
     bars, lanes = lab.state["bars"], lab.state["lanes"]
-    labels = [r[0] for r in lab.state["table"]["rows"] if r[1] != "Every lane"]
+    labels = [r[0] for r in lab.model_state()["table"]["rows"] if r[1] != "Every lane"]
     return [
         (a, b, lanes[lane], label)
         for a, b, lane, k, label in zip(
@@ -253,7 +253,7 @@ def test_tail_box_and_markers(lab: BucketTimeline) -> None:
     assert marks["comm_end"] == pytest.approx(29.95)
     assert marks["optimizer_start"] == pytest.approx(29.95)
     # The tail is also a row of the data table, across every lane.
-    ((tail,),) = [[r] for r in lab.state["table"]["rows"] if r[1] == "Every lane"]
+    ((tail,),) = [[r] for r in lab.model_state()["table"]["rows"] if r[1] == "Every lane"]
     assert tail[0] == "Exposed tail"
     assert (tail[2], tail[3]) == (24.0, pytest.approx(29.95))
 
@@ -262,7 +262,7 @@ def test_the_table_gives_each_buckets_numbers(lab: BucketTimeline) -> None:
     type_into(lab, "bandwidth", "5")
     # T = 26.95 per 75 MB bucket; bucket b is ready at 6(b+1) and starts when b-1 ends:
     # 6, 32.95, 59.9, 86.85, so the waits are 0, 20.95, 41.9, 62.85.
-    table = lab.state["table"]
+    table = lab.model_state()["table"]
     keys = [c["key"] for c in table["columns"]]
     transfers = [dict(zip(keys, r, strict=True)) for r in table["rows"] if r[1] == "All-reduce"]
     assert [r["bucket"] for r in transfers] == [0, 1, 2, 3]

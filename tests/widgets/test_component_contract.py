@@ -68,7 +68,7 @@ def test_the_state_is_plain_json_of_numbers_and_small_records(view: WidgetCompon
 
 
 def test_the_table_has_a_key_and_a_label_per_column_and_full_rows(view: WidgetComponent) -> None:
-    table = view.state["table"]
+    table = view.model_state()["table"]
     keys = [c["key"] for c in table["columns"]]
     assert len(set(keys)) == len(keys) and all(c["label"] for c in table["columns"])
     assert table["rows"] and all(len(r) == len(keys) for r in table["rows"])
@@ -201,3 +201,12 @@ def test_embed_snippets_are_written_while_open_and_follow_edits(view: WidgetComp
 def test_numbers_in_the_anchor_are_finite(view: WidgetComponent) -> None:
     for key in ("elapsed", "speed", "horizon", "step"):
         assert math.isfinite(view.anchor[key]) and view.anchor[key] >= 0, key
+
+
+def test_the_data_table_is_sent_once_the_page_asks_for_it(view: WidgetComponent) -> None:
+    assert "table" not in view.state  # an edit of a page whose table stays folded is smaller
+    view._handle_msg({"action": "table"})
+    assert view.state["table"] == view.model_state()["table"]
+    view.act("step")
+    view.act("reset")
+    assert view.state["table"] == view.model_state()["table"]  # and it keeps coming

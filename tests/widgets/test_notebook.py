@@ -36,7 +36,7 @@ def test_every_widget_shows_in_a_notebook_with_its_bundle(name: str) -> None:
     root = pn.panel(widget).get_root(Document())
     header = bundles.bundle_of(type(widget).entry).read_text(encoding="utf-8").splitlines()[0]
     assert root.esm.startswith(header)
-    assert root.data.state == widget.state and root.data.state["table"]["rows"]
+    assert root.data.state == widget.state and widget.model_state()["table"]["rows"]
 
 
 def test_the_bucket_timeline_is_drawn_in_the_page_with_its_state() -> None:

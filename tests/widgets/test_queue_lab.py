@@ -92,14 +92,16 @@ def test_starts_at_the_draining_experiment(lab: QueueLab) -> None:
     assert s["length_check"] is None
     assert s["initial_pending"] is None
     assert s["ask_length"] is False  # asked while the queue grows
-    assert [c["key"] for c in s["table"]["columns"]] == [
+    assert [c["key"] for c in lab.model_state()["table"]["columns"]] == [
         "segment_start_s",
         "segment_end_s",
         "length_at_start_items",
         "net_rate_items_per_s",
     ]
-    assert s["table"]["caption"]
-    assert s["table"]["rows"] == [[0.0, 5.0, 4.0, -1.0]]  # one segment, 0 to the 5 s end
+    assert lab.model_state()["table"]["caption"]
+    assert lab.model_state()["table"]["rows"] == [
+        [0.0, 5.0, 4.0, -1.0]
+    ]  # one segment, 0 to the 5 s end
     assert lab.values == {
         "arrival": "2",
         "service": "3",
@@ -316,7 +318,7 @@ def test_mid_run_edit_at_t2(lab: QueueLab) -> None:
     # Grows from here: a 20 s run; q(20) = 2 + 1 x (20 - 2) = 20.
     assert run(lab) == ([0.0, 2.0, 20.0], [4.0, 2.0, 20.0])
     assert lab.state["edits"] == {"x": [2.0], "y": [2.0]}
-    assert lab.state["table"]["rows"] == [[0.0, 2.0, 4.0, -1.0], [2.0, 20.0, 2.0, 1.0]]
+    assert lab.model_state()["table"]["rows"] == [[0.0, 2.0, 4.0, -1.0], [2.0, 20.0, 2.0, 1.0]]
     assert lab.anchor["elapsed"] == 2.0
     assert "The rates changed 1 time in this run." in lab.description
     step(lab, 2)  # 3 s: 2 + 1 = 3 items
@@ -842,7 +844,7 @@ def test_an_experiment_starts_a_fresh_run_with_its_initial_items(
     assert lab.message == {"text": "Loaded: a faster link", "n": 1}
     # History gone, and initial items (which otherwise wait for Reset) apply now.
     assert lab.state["edits"] == {"x": [], "y": []}
-    assert lab.state["table"]["rows"] == [[0.0, 5.0, 7.0, -2.0]]  # one segment, to the end
+    assert lab.model_state()["table"]["rows"] == [[0.0, 5.0, 7.0, -2.0]]  # one segment, to the end
     assert lab.clock.elapsed == 0.0
     assert lab.anchor["playing"] is False
     assert now(lab) == (0.0, 7.0)

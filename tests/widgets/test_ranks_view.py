@@ -52,7 +52,7 @@ def note_of(v: RanksView, key: str) -> str:
 
 def rows(v: RanksView, **where) -> list[dict]:
     """The data table's rows as records, those matching ``where``."""
-    table = v.state["table"]
+    table = v.model_state()["table"]
     keys = [c["key"] for c in table["columns"]]
     records = [dict(zip(keys, row, strict=True)) for row in table["rows"]]
     return [r for r in records if all(r[k] == x for k, x in where.items())]

@@ -374,7 +374,7 @@ def test_what_if_shows_the_prediction_and_the_measured_trace_of_that_cap(view) -
 
 
 def test_the_table_holds_every_bar_measured_and_modelled(view) -> None:
-    table = view.state["table"]
+    table = view.model_state()["table"]
     keys = [c["key"] for c in table["columns"]]
     source = [row[keys.index("source")] for row in table["rows"]]
     # Two ranks: 12 layers, 4 buckets and the optimizer each, measured and modelled.
@@ -391,7 +391,7 @@ def test_the_table_holds_every_bar_measured_and_modelled(view) -> None:
 
 def test_the_hand_made_table_rows(view) -> None:
     upload(view, json.dumps(hand_document()), "hand.json")
-    table = view.state["table"]
+    table = view.model_state()["table"]
     keys = [c["key"] for c in table["columns"]]
     rows = [dict(zip(keys, row, strict=True)) for row in table["rows"]]
     measured0 = [r for r in rows if r["rank"] == 0 and r["source"] == "measured"]

@@ -31,7 +31,7 @@ from .fields import field_names, field_specs, value_text
 
 #: The longest text an edit message may carry (a number is a few characters).
 MAX_TEXT = 200
-ACTIONS = ("reset", "play", "pause", "step", "embed", "unembed")
+ACTIONS = ("reset", "play", "pause", "step", "embed", "unembed", "table")
 
 
 class WidgetComponent(JSComponent):
@@ -64,6 +64,10 @@ class WidgetComponent(JSComponent):
         self._embed_open = False
         self._end_timer: _Timeout | None = None
         self._errors: dict[str, str] = {}
+        # The chart's data table is sent once the page asks for it (the table opened,
+        # or CSV downloaded): most learners never do, and an edit is then smaller.
+        self._table_wanted = False
+        self._full_state: dict = {}
         self.fields = field_specs(self.settings)
         self.settings.param.watch(self._settings_changed, field_names(self.settings))
         self.refresh()
@@ -82,7 +86,8 @@ class WidgetComponent(JSComponent):
         """The model's result for the page: numbers, lists of numbers, small records.
 
         It must hold ``table``: ``{"columns": [{"key", "label", "digits"?}], "rows": [...]}``,
-        the chart's data as the accessible table and the CSV download show it.
+        the chart's data as the accessible table and the CSV download show it; it is
+        sent once the page asks for it (``act("table")``).
         """
         raise NotImplementedError
 
@@ -143,6 +148,10 @@ class WidgetComponent(JSComponent):
 
     def act(self, action: str) -> None:
         """Reset, Play, Pause, Step, or open or close Embed."""
+        if action == "table":
+            self._table_wanted = True
+            self.state = self._full_state
+            return
         if action == "embed" or action == "unembed":
             self._embed_open = action == "embed"
             self.snippets = self._snippets() if self._embed_open else {}
@@ -175,7 +184,7 @@ class WidgetComponent(JSComponent):
         self.fit_to_model()
         self._revision += 1
         changes: dict[str, Any] = {
-            "state": self.model_state(),
+            "state": self._sendable(self.model_state()),
             "values": self.field_values(),
             "errors": dict(self._errors),
             "description": self.describe(),
@@ -199,9 +208,16 @@ class WidgetComponent(JSComponent):
         changes: dict[str, Any] = {"description": self.describe(), "anchor": self.anchor_state()}
         moment = self.time_state()
         if moment:
-            changes["state"] = {**self.state, **moment}
+            changes["state"] = self._sendable({**self._full_state, **moment})
         self.param.update(changes)
         self._schedule_end()
+
+    def _sendable(self, state: dict) -> dict:
+        """The state as sent: without the data table until the page has asked for it."""
+        self._full_state = state
+        if self._table_wanted:
+            return state
+        return {k: v for k, v in state.items() if k != "table"}
 
     def time_state(self) -> dict:
         """The part of ``model_state`` that follows the clock (none by default)."""

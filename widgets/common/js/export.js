@@ -38,11 +38,19 @@ export function svgToPng(svg) {
   });
 }
 
-/** The two download buttons: `csv()` gives the CSV text, `svg()` the chart element. */
-export function exportButtons(name, csv, svg) {
+/**
+ * The two download buttons: `csv()` gives the CSV text (or null while it is fetched:
+ * `later(deliver)` then receives the function to call with the text), `svg()` the chart.
+ */
+export function exportButtons(name, csv, svg, later = () => {}) {
   const csvButton = h("button", { type: "button", class: "ol-button" }, "Download data (CSV)");
   const pngButton = h("button", { type: "button", class: "ol-button" }, "Download chart (PNG)");
-  csvButton.addEventListener("click", () => saveBlob(new Blob([csv()], { type: "text/csv" }), `${name}.csv`));
+  const save = (text) => saveBlob(new Blob([text], { type: "text/csv" }), `${name}.csv`);
+  csvButton.addEventListener("click", () => {
+    const text = csv();
+    if (text === null) later(save);
+    else save(text);
+  });
   pngButton.addEventListener("click", () => {
     const chart = svg();
     if (chart) svgToPng(chart).then((blob) => saveBlob(blob, `${name}.png`));

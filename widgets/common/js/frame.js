@@ -59,7 +59,19 @@ export function mountWidget({ model, el }, def) {
   const table = dataTable();
   let svg = null;
   let ctx = { state: model.state, t: 0, playing: false, width: 600 };
-  const exports = exportButtons(def.name, () => csvText(def.csvReadouts(ctx), ctx.state.table), () => svg);
+  // The table comes from the server when first wanted (opened, or CSV asked for).
+  let csvWanted = false;
+  const download = () => csvText(def.csvReadouts(ctx), ctx.state.table);
+  const exports = exportButtons(def.name, () => {
+    if (ctx.state.table) return download();
+    csvWanted = true;
+    act("table");
+    return null;
+  }, () => svg, (deliver) => (pendingCsv = deliver));
+  let pendingCsv = null;
+  table.el.addEventListener("toggle", () => {
+    if (table.el.open && !model.state.table) act("table");
+  });
   const share = shareBar(act);
   const section = (title, ...nodes) =>
     h("section", { class: "ol-section", "aria-label": title }, h("h3", { class: "ol-title" }, title), ...nodes);
@@ -103,7 +115,13 @@ export function mountWidget({ model, el }, def) {
   const onState = () => {
     ctx = { ...ctx, state: model.state };
     key.replaceChildren(...def.keyEntries(model.state).map((e) => h("li", {}, swatch(e), h("span", {}, e.label))));
-    table.update(model.state.table);
+    if (model.state.table) {
+      table.update(model.state.table);
+      if (csvWanted && pendingCsv) {
+        csvWanted = false;
+        pendingCsv(download());
+      }
+    }
     if (def.update) def.update(model.state);
   };
   const resize = new ResizeObserver(() => {

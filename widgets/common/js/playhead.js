@@ -3,6 +3,9 @@
 // playhead moves from that anchor at display rate in closure state only, so
 // nothing is sent back while playing. When paused, time is the server's value.
 
+/** Wall seconds a re-anchor may fall behind the page's own time and not be shown. */
+const MAX_LAG_S = 0.25;
+
 /** A playhead that calls `onFrame(t, playing)` on every animation frame while playing. */
 export function createPlayhead(onFrame) {
   let clock = { elapsed: 0, playing: false, speed: 1, horizon: 1 };
@@ -24,7 +27,13 @@ export function createPlayhead(onFrame) {
   return {
     /** Take the server's clock: re-anchor at this instant and draw. */
     sync(next) {
-      clock = { ...next };
+      // Each anchor arrives after its own latency, so a re-anchor while playing can land
+      // a few milliseconds behind what the page already shows: keep the page's time then
+      // (never step back), but take the server's whenever it is ahead or the run paused.
+      const shown = now();
+      const behind = (shown - next.elapsed) / Math.max(next.speed, 1e-9);
+      const keep = clock.playing && next.playing && behind > 0 && behind < MAX_LAG_S;
+      clock = { ...next, elapsed: keep ? Math.min(shown, next.horizon) : next.elapsed };
       wall0 = performance.now();
       if (raf !== null) cancelAnimationFrame(raf);
       raf = null;
