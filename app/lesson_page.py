@@ -18,7 +18,8 @@ from widgets.registry import WIDGETS
 
 from .lesson_view import LessonView
 
-_markdown = MarkdownIt("commonmark", {"html": False})
+# Tables as lessons write them (GitHub style); raw HTML stays off.
+_markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
 
 PROSE_WIDTH = 820
 

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 ARM_JS = """
 ([el, selector, key]) => {
   const root = el.getRootNode();
+  // The readout itself when it is the element watched (a browser-drawn widget's
+  // readouts share one shadow root), else the root's first such element.
+  const own = selector && el.matches && el.matches(selector) ? el : null;
   const read = () => {
-    const node = selector ? root.querySelector(selector) : null;
+    const node = own || (selector ? root.querySelector(selector) : null);
     return (node || root).textContent;
   };
   const m = { t0: null, t1: null, before: read(), after: null };

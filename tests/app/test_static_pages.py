@@ -91,3 +91,18 @@ def test_each_picture_is_drawn_from_the_widget_default_state() -> None:
     points = queue.split('<polyline points="', 1)[1].split('"', 1)[0].split()
     assert len(points) == 3
     assert thumbnail("no-such-widget") == ""
+
+
+def test_a_lesson_renders_its_tables_and_keeps_raw_html_out() -> None:
+    from app.lesson_page import lesson_html
+    from lessons import parse_lesson
+
+    lesson = parse_lesson(
+        "---\ntitle: T\nsummary: S\n---\n\n| Readout | Value |\n| --- | --- |\n"
+        "| Step time | 49.76 ms |\n\n<script>alert(1)</script>\n",
+        name="t",
+    )
+    text, widgets, experiments = lesson_html(lesson)
+    assert "<table>" in text and "<td>49.76 ms</td>" in text
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    assert widgets == [] and experiments == []

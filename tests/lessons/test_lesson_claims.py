@@ -42,3 +42,18 @@ def test_the_number_and_names_of_lanes_are_the_charts(name: str, match: re.Match
     named = re.findall(r"\*\*([^*]+)\*\*", match.group("rest"))
     assert named, f"{name} names no lane after its claim"
     assert set(named) == set(lanes), f"{name} names {named}; the chart's lanes are {lanes}"
+
+
+def test_a_prediction_is_asked_before_its_answer_is_shown() -> None:
+    # A prose block that asks the learner to predict must not show the answer (a table
+    # of readouts) right under the question: the answer goes behind "Show answer".
+    asked = 0
+    for name, lesson in LESSONS.items():
+        for block in lesson.blocks:
+            if isinstance(block, Prose) and "Predict" in block.text:
+                asked += 1
+                after = block.text.split("Predict", 1)[1]
+                assert not re.search(r"^\|.*\|\s*$", after, re.MULTILINE), (
+                    f"{name}: a prediction is answered by a table in the same prose"
+                )
+    assert asked, "no lesson asks for a prediction: this test checks nothing"

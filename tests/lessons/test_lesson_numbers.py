@@ -15,6 +15,7 @@ from lessons import (
     LessonError,
     Numbers,
     Prose,
+    Question,
     WidgetBlock,
     load_lessons,
     models,
@@ -319,7 +320,9 @@ def readout_table_mismatches(lesson: Lesson) -> tuple[int, list[str]]:
             state = models.start_state(block.widget, block.settings)
         elif isinstance(block, Experiment):
             state = models.apply_settings("ranks", state, block.settings)
-        elif isinstance(block, Prose):
+        elif isinstance(block, Prose | Question):
+            # A prediction's answer table sits behind "Show answer" (a question's answer).
+            text = block.text if isinstance(block, Prose) else block.answer
             result = RanksConfig(**state).result()
             values = (
                 ranks_text.readout_values(result)
@@ -327,7 +330,7 @@ def readout_table_mismatches(lesson: Lesson) -> tuple[int, list[str]]:
                 else ranks_text.disagreement_values(result.disagreement)
             )
             shown = {label: value for label, value, _ in values.values()}
-            for line in block.text.splitlines():
+            for line in text.splitlines():
                 cells = [c.strip() for c in line.strip().strip("|").split("|")]
                 if not line.startswith("|") or cells[0] in ("Readout", "---"):
                     continue

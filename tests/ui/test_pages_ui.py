@@ -147,7 +147,10 @@ def assert_requests_within(urls: list[str], netlocs: set[str]) -> None:
 
 def answer_snippet(answer: str) -> str:
     """The first words of an answer as the page shows them (Markdown rendered, tags gone)."""
-    text = re.sub(r"<[^>]+>", " ", MarkdownIt("commonmark").render(answer))
+    rendered = MarkdownIt("commonmark").enable("table").render(answer)
+    # The first element's own text: a table's first header cell, or the first paragraph.
+    first = re.search(r"<(p|th)>(.*?)</\1>", rendered, re.DOTALL)
+    text = re.sub(r"<[^>]+>", " ", first.group(2) if first else rendered)
     text = " ".join(html.unescape(text).split())
     cut = text[:60]
     return cut.rsplit(" ", 1)[0] if len(text) > 60 else cut
