@@ -39,9 +39,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 ROUTES = (
-    "/",
     "/queue-lab",
     "/bucket-timeline",
+    "/ranks",
+    "/trace",
     "/lessons/overlapping-communication",
     "/lessons/dependency-schedule",
 )
