@@ -69,7 +69,9 @@ class WidgetComponent(JSComponent):
         self._table_wanted = False
         self._full_state: dict = {}
         self.fields = field_specs(self.settings)
-        self.settings.param.watch(self._settings_changed, field_names(self.settings))
+        self._watcher = self.settings.param.watch(
+            self._settings_changed, field_names(self.settings)
+        )
         self.refresh()
 
     # -- what a concrete widget provides ---------------------------------------------
@@ -132,7 +134,6 @@ class WidgetComponent(JSComponent):
         p = self.settings.param[name]
         try:
             value = parse_setting(text, p)
-            self.check_edit(name, value)
         except ValueError as exc:
             self._errors[name] = str(exc)
             self.errors = dict(self._errors)
@@ -142,9 +143,6 @@ class WidgetComponent(JSComponent):
             self.errors = dict(self._errors)
             return
         self.settings.param.update({name: value})  # redraws, errors included, in one message
-
-    def check_edit(self, name: str, value: object) -> None:
-        """Raise ValueError with a message if ``value`` cannot be used with the other settings."""
 
     def act(self, action: str) -> None:
         """Reset, Play, Pause, Step, or open or close Embed."""
@@ -335,8 +333,14 @@ class WidgetComponent(JSComponent):
 
         ``note`` (what was loaded) is shown at the top of the widget.
         """
-        with param.parameterized.batch_call_watchers(self.settings):
+        # Not redrawn per setting: the Reset below redraws once, in one message.
+        self.settings.param.unwatch(self._watcher)
+        try:
             self.settings.param.update(settings)
+        finally:
+            self._watcher = self.settings.param.watch(
+                self._settings_changed, field_names(self.settings)
+            )
         self.reset_model()
         self._errors.clear()
         self.message = {"text": note, "n": self.message.get("n", 0) + 1} if note else {}
