@@ -153,14 +153,15 @@ def install_page_gate() -> None:
     """Route page GETs and script-tag embeds of every app through :data:`GATE`.
 
     Call before the server starts. Bokeh builds each application's routes from
-    the module-level list ``bokeh.server.urls.per_app_patterns``, which Panel
-    itself fills with its handlers at import; the gated handlers replace
-    Panel's there. Websockets are not gated: a websocket that builds its own
+    a module-level list (:func:`app.panel_internals.per_app_route_patterns`),
+    which Panel itself fills with its handlers at import; the gated handlers
+    replace Panel's there. Websockets are not gated: a websocket that builds its own
     session (its page's session was reaped, or it reached another process)
     must not wait behind new pages.
     """
-    from bokeh.server.urls import per_app_patterns
+    from .panel_internals import per_app_route_patterns
 
+    per_app_patterns = per_app_route_patterns()
     for i, (pattern, handler) in enumerate(per_app_patterns):
         if pattern in ("/?", "/autoload.js") and not handler.__name__.startswith("Gated"):
             per_app_patterns[i] = (pattern, _gated(handler, notice=pattern == "/?"))

@@ -12,6 +12,7 @@ from widgets.registry import WIDGETS, WidgetSpec
 
 from .lesson_page import lesson_body
 from .page import page
+from .panel_internals import anchor_resources_at
 from .serving import (
     built_for_websocket,
     hold_until_connected,
@@ -56,13 +57,7 @@ def _serve_resources_from(absolute_url: bytes | str) -> None:
     url = absolute_url.decode() if isinstance(absolute_url, bytes) else absolute_url
     parts = urlsplit(url)
     if parts.scheme in ("http", "https") and parts.netloc:
-        # Creating the session's Location derives a relative path from the
-        # autoload request's own URL; create it first, then anchor the path.
-        _ = pn.state.location
-        origin = f"{parts.scheme}://{parts.netloc}{url_prefix()}"
-        pn.state.rel_path = origin
-        # Component stylesheets are resolved against this; unset, it is a CDN.
-        pn.state.curdoc.template_variables["dist_url"] = f"{origin}/static/extensions/panel/"
+        anchor_resources_at(pn.state, f"{parts.scheme}://{parts.netloc}{url_prefix()}")
 
 
 def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:

@@ -86,22 +86,18 @@ def serve_styles_locally(doc) -> None:
     """
     if not built_for_websocket(doc):
         return  # built for the page's GET: the page render does this
-    from panel.io.resources import LOCAL_DIST, patch_model_css
     from panel.io.state import state
 
-    dist_url = f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
-    # Stylesheets of models made later (a pane's update makes new ones) resolve
-    # against this template variable; unset, it is a CDN.
-    doc.template_variables["dist_url"] = dist_url
-    for root in doc.roots:
-        patch_model_css(root, dist_url=dist_url)
+    from .panel_internals import local_stylesheets_url, point_stylesheets_at
+
+    point_stylesheets_at(doc, local_stylesheets_url(state.rel_path))
 
 
 def loading_template():
     """Panel's page template: a static "Loading…" notice, then the roots in ``<main>``."""
-    from panel.io.resources import _env
+    from .panel_internals import page_template_environment
 
-    return _env.from_string(
+    return page_template_environment().from_string(
         '{% extends "base.html" %}'
         # Without it a phone lays the page out 980 px wide and shows it at 0.4x.
         '{% block postamble %}{{ super() }}<meta name="viewport" '
@@ -136,17 +132,19 @@ def hold_until_connected(doc) -> None:
     """
     import time
 
+    from .panel_internals import last_unsubscribe_time, server_session
+
     def hold() -> None:
-        session = getattr(doc.session_context, "_session", None)
+        session = server_session(doc)
         if session is None or session.destroyed or session.connection_count:
             return
         session.block_expiration()
         deadline = time.monotonic() + _OPTIONS.connect_grace / 1000
         # Bokeh stamps this when a connection leaves: a page may come and go between checks.
-        created = session._last_unsubscribe_time
+        created = last_unsubscribe_time(session)
 
         def check() -> None:
-            came = session.connection_count or session._last_unsubscribe_time != created
+            came = session.connection_count or last_unsubscribe_time(session) != created
             if came or session.destroyed or time.monotonic() > deadline:
                 if session.expiration_blocked:
                     session.unblock_expiration()
@@ -183,14 +181,15 @@ def warm(routes: Mapping[str, Callable[[], object]]) -> None:
     traverse them again each time.
     """
     from bokeh.document import Document
-    from panel.io.document import _cleanup_doc
     from panel.io.state import set_curdoc
+
+    from .panel_internals import destroy_document
 
     for route in routes.values():
         doc = Document()
         with set_curdoc(doc):
             pn.panel(route()).server_doc(doc)
-        _cleanup_doc(doc, destroy=True)
+        destroy_document(doc)
     gc.collect()
     gc.freeze()
 
@@ -204,14 +203,15 @@ def component_resources_route() -> tuple:
     everyone, so any origin may read them. Listed before Panel's own route for
     the same path, so it is the one that answers.
     """
-    from panel.io.resources import COMPONENT_PATH
-    from panel.io.server import ComponentResourceHandler
+    from .panel_internals import component_resources_handler
+
+    pattern, ComponentResourceHandler = component_resources_handler()
 
     class CrossOriginComponentResources(ComponentResourceHandler):
         def set_default_headers(self) -> None:
             self.set_header("Access-Control-Allow-Origin", "*")
 
-    return (f"/{COMPONENT_PATH}(.*)", CrossOriginComponentResources, {})
+    return (pattern, CrossOriginComponentResources, {})
 
 
 def server_options(options: ServeOptions | None = None, **overrides) -> dict:

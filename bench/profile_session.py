@@ -38,6 +38,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from app.panel_internals import (
+    build_session_page,
+    destroy_document,
+    tornado_application,
+    views_of,
+)
+
 ROUTES = (
     "/queue-lab",
     "/bucket-timeline",
@@ -90,9 +97,7 @@ def _servers(tuned: bool = True, extra: Mapping[str, Callable] | None = None):
 def _session_stages(tornado, path: str, timings: dict[str, list[float]] | None):
     """Build, render, serialize and destroy one session of ``path``; return its anatomy."""
     from bokeh.protocol import Protocol
-    from panel.io.document import _cleanup_doc
     from panel.io.resources import Resources
-    from panel.io.server import server_html_page_for_session
     from panel.io.session import generate_session
     from panel.io.state import set_curdoc
 
@@ -106,14 +111,7 @@ def _session_stages(tornado, path: str, timings: dict[str, list[float]] | None):
     t1 = clock()
     with set_curdoc(doc):
         resources = Resources.from_bokeh(tornado.resources())
-        page = server_html_page_for_session(
-            session,
-            resources=resources,
-            title=doc.title,
-            token=session.token,
-            template=doc.template,
-            template_variables=doc.template_variables,
-        )
+        page = build_session_page(session, resources)
     t2 = clock()
     msg = Protocol().create("PULL-DOC-REPLY", "profile", doc)
     content = msg.content_json
@@ -132,18 +130,15 @@ def _session_stages(tornado, path: str, timings: dict[str, list[float]] | None):
             anatomy.stylesheet_chars += len(text)
             texts.add(text)
     anatomy.distinct_stylesheets = len(texts)
-    from panel.io.state import state
-
     viewables = set()
-    for _ref, (pane, _root, vdoc, _comm) in list(state._views.items()):
-        if vdoc is doc:
-            viewables.update(id(o) for o in pane.select())
-            anatomy.panel_types.update(type(o).__name__ for o in pane.select())
+    for pane in views_of(doc):
+        viewables.update(id(o) for o in pane.select())
+        anatomy.panel_types.update(type(o).__name__ for o in pane.select())
     anatomy.panel_objects = len(viewables)
     del models, texts, msg, content, page
 
     t4 = clock()
-    _cleanup_doc(doc, destroy=True)
+    destroy_document(doc)
     del doc, session
     t5 = clock()
     gc.collect()
@@ -163,7 +158,7 @@ def measure(
 ) -> tuple[dict, dict]:
     """CPU ms per stage (median) and the anatomy of every path (``extra``: more routes)."""
     server = _servers(tuned, extra)
-    tornado = server._tornado
+    tornado = tornado_application(server)
     cpu: dict[str, dict[str, float]] = {}
     anatomies: dict[str, Anatomy] = {}
     for path in paths:
@@ -180,7 +175,7 @@ def profile(path: str, repeats: int, out_html: str | None, tuned: bool = True) -
     from pyinstrument import Profiler
 
     server = _servers(tuned)
-    tornado = server._tornado
+    tornado = tornado_application(server)
     _session_stages(tornado, path, None)
     profiler = Profiler(interval=0.0005, async_mode="disabled")
     profiler.start()
