@@ -36,7 +36,7 @@ def test_the_lessons_make_claims_to_check() -> None:
 
 @pytest.mark.parametrize(("name", "match"), CLAIMS, ids=[c[0] for c in CLAIMS])
 def test_the_number_and_names_of_lanes_are_the_charts(name: str, match: re.Match) -> None:
-    lanes = WIDGETS["bucket-timeline"].create().state["lanes"]
+    lanes = WIDGETS["bucket-timeline"].create().drawn_state["lanes"]
     count = NUMBERS.get(match.group(1).lower())
     assert count == len(lanes), f"{name} says {match.group(1)} lanes; the chart has {lanes}"
     named = re.findall(r"\*\*([^*]+)\*\*", match.group("rest"))

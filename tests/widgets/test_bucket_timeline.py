@@ -92,11 +92,11 @@ def value_of(lab: BucketTimeline, key: str) -> str:
     """A readout's value as the page shows it when paused (Elapsed time: the anchor's)."""
     if key == "elapsed":
         return MILLISECONDS(lab.anchor["elapsed"])
-    return lab.state["readouts"][key][0]
+    return lab.drawn_state["readouts"][key][0]
 
 
 def note_of(lab: BucketTimeline, key: str) -> str:
-    return lab.state["readouts"][key][1]
+    return lab.drawn_state["readouts"][key][1]
 
 
 def values(lab: BucketTimeline) -> dict[str, str]:
@@ -113,15 +113,21 @@ def rows(lab: BucketTimeline, kind: str) -> list[tuple[float, float, str, str]]:
     The lane is the name the page writes beside it; the label is the bar's row in the
     data table (the table lists the bars in the same order, then the exposed tail).
     """
-    bars, lanes = lab.state["bars"], lab.state["lanes"]
+    bars, lanes = lab.drawn_state["bars"], lab.drawn_state["lanes"]
     labels = [r[0] for r in lab.model_state()["table"]["rows"] if r[1] != "Every lane"]
     return [
         (a, b, lanes[lane], label)
         for a, b, lane, k, label in zip(
-            bars["start"], bars["end"], bars["lane"], bars["kind"], labels, strict=True
+            bars["start"], bars["end"], bars["lane"], bar_kinds(lab), labels, strict=True
         )
         if k == kind
     ]
+
+
+def bar_kinds(lab: BucketTimeline) -> list[str]:
+    """Each bar's kind by name (the state sends an index into its list of kinds)."""
+    state = lab.drawn_state
+    return [state["bar_kinds"][k] for k in state["bars"]["kind"]]
 
 
 def alert(lab: BucketTimeline, name: str) -> bool:
@@ -130,11 +136,12 @@ def alert(lab: BucketTimeline, name: str) -> bool:
 
 def preset_of(lab: BucketTimeline) -> tuple[str, list[str]]:
     """The preset's name and what differs from it, as the page writes under the menu."""
-    return lab.state["preset"]["name"], lab.state["preset"]["changed"]
+    return lab.drawn_state["preset"]["name"], lab.drawn_state["preset"]["changed"]
 
 
 def sweep(lab: BucketTimeline) -> dict:
-    return lab.state["sweep"]
+    """The sweep as the page draws it: its curve (steady) and where this setting sits."""
+    return {**lab.drawn_state["curve"], **lab.drawn_state["sweep"]}
 
 
 # --- the default step --------------------------------------------------------------------
@@ -162,13 +169,13 @@ def test_defaults_readouts(lab: BucketTimeline) -> None:
     assert note_of(lab, "overhead") == "× 4 transfers = 2.80 ms"
     assert note_of(lab, "buckets") == "layers 12–10; 9–7; 6–4; 3–1"
     assert note_of(lab, "step") == "forward 12.00 ms + 29.95 ms + optimizer 2.00 ms"
-    assert lab.state["regime"]["kind"] == "overlap-limited"
-    assert lab.state["regime"]["lead"] == "Overlap is doing its job."
-    assert "its whole transfer (5.95 ms here) comes after" in lab.state["regime"]["text"]
+    assert lab.drawn_state["regime"]["kind"] == "overlap-limited"
+    assert lab.drawn_state["regime"]["lead"] == "Overlap is doing its job."
+    assert "its whole transfer (5.95 ms here) comes after" in lab.drawn_state["regime"]["text"]
     assert lab.settings.preset == "Overlap works"
     assert lab.values["preset"] == "Overlap works"
     assert preset_of(lab) == ("Overlap works", [])
-    assert lab.state["preset"]["description"] == PRESET_DESCRIPTIONS["Overlap works"]
+    assert lab.drawn_state["preset"]["description"] == PRESET_DESCRIPTIONS["Overlap works"]
 
 
 def test_readouts_are_labelled_and_start_with_their_number(lab: BucketTimeline) -> None:
@@ -183,11 +190,11 @@ def test_readouts_are_labelled_and_start_with_their_number(lab: BucketTimeline) 
         "regime": "Regime",
     }
     assert {k: label for k, (label, _, _) in readout_values(lab.schedule).items()} == labels
-    assert list(lab.state["readouts"]) == list(labels)
+    assert list(lab.drawn_state["readouts"]) == list(labels)
     for key in READOUTS:
         assert value_of(lab, key)[0].isdigit(), key
     # Every readout's text, as the CSV download writes it, is plain JSON text.
-    json.dumps(lab.state["readouts"], allow_nan=False)
+    json.dumps(lab.drawn_state["readouts"], allow_nan=False)
 
 
 def test_controls_are_described_from_the_parameters(lab: BucketTimeline) -> None:
@@ -208,7 +215,7 @@ def test_controls_are_described_from_the_parameters(lab: BucketTimeline) -> None
 
 
 def test_default_intervals(lab: BucketTimeline) -> None:
-    assert lab.state["lanes"] == [
+    assert lab.drawn_state["lanes"] == [
         "All-reduce",
         "Link wait",
         "Order wait",
@@ -220,9 +227,9 @@ def test_default_intervals(lab: BucketTimeline) -> None:
     assert backward[0] == (0.0, 2.0, "Backward", "Layer 12")
     assert backward[-1] == (22.0, 24.0, "Backward", "Layer 1")
     assert len(backward) == 12
-    bars = lab.state["bars"]
+    bars = lab.drawn_state["bars"]
     # Each layer's bar carries its bucket (12-10 in bucket 0, ..., 3-1 in bucket 3).
-    kinds = np.array(bars["kind"])
+    kinds = np.array(bar_kinds(lab))
     assert [b for b, k in zip(bars["bucket"], kinds, strict=True) if k == "backward"] == [
         0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3
     ]  # fmt: skip
@@ -247,7 +254,7 @@ def test_default_intervals(lab: BucketTimeline) -> None:
 
 
 def test_tail_box_and_markers(lab: BucketTimeline) -> None:
-    marks = lab.state["marks"]
+    marks = lab.drawn_state["marks"]
     assert marks["tail"] == pytest.approx(5.95)  # the box from backward end to comm end
     assert marks["backward_end"] == 24.0
     assert marks["comm_end"] == pytest.approx(29.95)
@@ -293,7 +300,7 @@ def test_one_bucket_of_all_twelve_layers(lab: BucketTimeline) -> None:
     assert value_of(lab, "overhead") == "0.70 ms"
     assert note_of(lab, "buckets") == "layers 12–1"
     assert rows(lab, "transfer") == [(24.0, pytest.approx(45.7), "All-reduce", "Bucket 0")]
-    assert lab.state["n_buckets"] == 1
+    assert lab.drawn_state["n_buckets"] == 1
 
 
 def test_one_layer_per_bucket_on_a_fast_link_leaves_the_last_transfer(
@@ -335,7 +342,7 @@ def test_large_latency_makes_twelve_buckets_slower_than_three(lab: BucketTimelin
     assert value_of(lab, "step") == "70.60 ms"
     assert lab.schedule.step_time > three
     assert value_of(lab, "regime") == "33.60 ms overhead ≥ 21.00 ms traffic: latency-bound"
-    assert lab.state["regime"]["lead"] == "Per-transfer overhead dominates."
+    assert lab.drawn_state["regime"]["lead"] == "Per-transfer overhead dominates."
 
 
 def test_slow_link_makes_transfers_queue(lab: BucketTimeline) -> None:
@@ -368,7 +375,7 @@ def test_link_saturated_has_waits_and_says_so(lab: BucketTimeline) -> None:
     assert value_of(lab, "comm_end") == "29.20 ms"
     assert value_of(lab, "regime") == "1.65 ms queued before the last bucket: link-saturated"
     assert [w[2] for w in rows(lab, "waiting")] == ["Link wait"] * 3
-    assert "the last bucket waited 1.65 ms for the link" in lab.state["regime"]["text"]
+    assert "the last bucket waited 1.65 ms for the link" in lab.drawn_state["regime"]["text"]
 
 
 def test_straggler_stretches_backward(lab: BucketTimeline) -> None:
@@ -516,14 +523,14 @@ def test_each_preset_shows_its_regime(lab: BucketTimeline, name: str) -> None:
     assert lab.settings.preset == name
     assert preset_of(lab) == (name, [])
     assert value_of(lab, "regime").endswith(lab.schedule.regime.kind)
-    assert lab.state["regime"]["kind"] == lab.schedule.regime.kind
+    assert lab.drawn_state["regime"]["kind"] == lab.schedule.regime.kind
     assert value_of(lab, "step") == f"{step_ms:.2f} ms"
     assert value_of(lab, "backward_end") == f"{backward_end:.2f} ms"
     assert value_of(lab, "tail") == f"{tail:.2f} ms"
     best = _hand_best(PRESETS[name])
     assert sweep(lab)["best"] == best
     assert sweep(lab)["best_step"] == pytest.approx(_hand_step(PRESETS[name], best)[0])
-    assert lab.state["preset"]["description"] == PRESET_DESCRIPTIONS[name]
+    assert lab.drawn_state["preset"]["description"] == PRESET_DESCRIPTIONS[name]
     for field in ("layers_per_bucket", "backward_ms", "bandwidth", "latency_ms", "forward_ms"):
         assert float(lab.values[field]) == PRESETS[name][field], field
     assert lab.values["preset"] == name
@@ -560,7 +567,7 @@ def test_a_preset_with_overrides_reads_its_name_and_the_changes() -> None:
     kwargs, notices = SPEC.parse({k: [v] for k, v in _pairs(lab.share["query"])})
     assert notices == []
     again = BucketTimeline(**kwargs)
-    assert again.state["readouts"] == lab.state["readouts"]
+    assert again.drawn_state["readouts"] == lab.drawn_state["readouts"]
     assert preset_of(again) == preset_of(lab)
 
 
@@ -722,14 +729,14 @@ def test_bad_input_shows_an_alert_and_keeps_the_last_valid_readouts(
     lab: BucketTimeline, name: str, bad: str
 ) -> None:
     shown = values(lab)
-    state = json.dumps(lab.state, sort_keys=True)
+    state = json.dumps(lab.drawn_state, sort_keys=True)
     kept = getattr(lab.settings, name)
     before = revision(lab)
     type_into(lab, name, bad)
     assert alert(lab, name)
     assert getattr(lab.settings, name) == kept
     assert values(lab) == shown
-    assert json.dumps(lab.state, sort_keys=True) == state
+    assert json.dumps(lab.drawn_state, sort_keys=True) == state
     assert revision(lab) == before  # nothing changed, nothing but the message sent
     assert preset_of(lab) == ("Overlap works", [])
     good = "2" if name != "straggler_pct" else "10"
@@ -785,7 +792,7 @@ def test_sweep_marks_current_and_best(lab: BucketTimeline) -> None:
     # The regime's suggestion says as much: 43.95 - 43.20 = 0.75 ms.
     assert (
         "Smaller buckets are faster here: the best setting saves 0.75 ms."
-        in (lab.state["regime"]["text"])
+        in (lab.drawn_state["regime"]["text"])
     )
     assert "the shortest step is 43.20 ms, at 2 layers per bucket." in lab.description
 
@@ -835,7 +842,7 @@ def test_step_advances_by_the_step_size(lab: BucketTimeline) -> None:
     # Horizon = optimizer start + optimizer = 29.95 + 2 = 31.95; step 1-2-5 below 31.95/16.
     assert lab.clock.horizon == pytest.approx(31.95)
     assert lab.anchor["horizon"] == pytest.approx(31.95)
-    assert lab.state["horizon"] == pytest.approx(31.95)
+    assert lab.drawn_state["horizon"] == pytest.approx(31.95)
     assert lab.anchor["step"] == 1.0
     step(lab)
     assert value_of(lab, "elapsed") == "1.00 ms"
@@ -857,18 +864,20 @@ def test_step_size_follows_the_horizon(lab: BucketTimeline) -> None:
 
 
 def test_step_reveals_the_timeline_up_to_the_playhead(lab: BucketTimeline) -> None:
-    bars = lab.state["bars"]
+    bars = lab.drawn_state["bars"]
     # The page reveals the bars begun by the playhead (the rule it shares with Python).
     keep, _ = revealed_spans(bars["start"], bars["end"], lab.anchor["elapsed"])
     assert not keep.any()  # nothing has started before t = 0
     step(lab, 7)
     t = lab.anchor["elapsed"]
     assert t == 7.0
-    assert lab.state["bars"] == bars  # Step sends no new schedule: the page reveals it
+    assert lab.drawn_state["bars"] == bars  # Step sends no new schedule: the page reveals it
     keep, ends = revealed_spans(bars["start"], bars["end"], t)
     assert all(s < 7.0 for s in np.asarray(bars["start"])[keep])
     assert ends.max() == 7.0
-    shown = {(k, b) for k, b, kept in zip(bars["kind"], bars["bucket"], keep, strict=True) if kept}
+    shown = {
+        (k, b) for k, b, kept in zip(bar_kinds(lab), bars["bucket"], keep, strict=True) if kept
+    }
     assert ("transfer", 0) in shown and ("transfer", 1) not in shown
     assert "At 7.00 ms of 31.95 ms: layer 9's backward is running and bucket 0 is on the link" in (
         lab.description
@@ -959,7 +968,7 @@ def test_edit_sets_the_horizon_and_clamps_elapsed(lab: BucketTimeline) -> None:
     assert lab.clock.horizon == pytest.approx(26.85)
     assert lab.clock.elapsed == pytest.approx(26.85)
     assert value_of(lab, "elapsed") == "26.85 ms"
-    assert lab.state["horizon"] == pytest.approx(26.85)  # the page's x axis ends 2 % later
+    assert lab.drawn_state["horizon"] == pytest.approx(26.85)  # the page's x axis ends 2 % later
 
 
 def test_edit_while_playing_keeps_time(lab: BucketTimeline, wall: FakeWall) -> None:
@@ -987,12 +996,12 @@ def test_edit_while_playing_past_the_new_end_stops(lab: BucketTimeline, wall: Fa
 
 def test_bridge_link_carries_the_average_rates_on_this_server(lab: BucketTimeline) -> None:
     # Arrival 300 MB / 24 ms = 12.5; service 25 · 8 / (2 · 7) = 14.2857 -> 14.29.
-    bridge = lab.state["bridge"]
+    bridge = lab.drawn_state["bridge"]
     assert (bridge["arrival"], bridge["service"], bridge["capped"]) == (12.5, 14.29, [])
     assert bridge["href"] is None  # no server (a notebook): the rates, but no link
     lab.enable_share("http://example.test:5006/course")
     # The server's --prefix (/course) is kept: the link is built from its origin.
-    assert lab.state["bridge"]["href"] == (
+    assert lab.drawn_state["bridge"]["href"] == (
         "http://example.test:5006/course/queue-lab?arrival=12.5&service=14.29&initial=0"
     )
     arrival, service = average_rates(lab.settings)
@@ -1000,7 +1009,7 @@ def test_bridge_link_carries_the_average_rates_on_this_server(lab: BucketTimelin
     type_into(lab, "straggler_pct", "50")
     type_into(lab, "bandwidth", "50")
     # Arrival 300/36 = 8.333 -> 8.33; service 50 · 8/14 = 28.571 -> 28.57.
-    assert lab.state["bridge"]["href"] == (
+    assert lab.drawn_state["bridge"]["href"] == (
         "http://example.test:5006/course/queue-lab?arrival=8.33&service=28.57&initial=0"
     )
 
@@ -1009,9 +1018,9 @@ def test_bridge_caps_rates_at_the_queue_labs_bounds(lab: BucketTimeline) -> None
     lab.enable_share("http://example.test:5006")
     type_into(lab, "bandwidth", "10000")
     # 10000 · 8/14 = 5714 > the queue lab's 1000 items/s.
-    assert "service=1000&" in lab.state["bridge"]["href"]
-    assert lab.state["bridge"]["service"] == 1000
-    assert lab.state["bridge"]["capped"] == ["service capped at 1000"]
+    assert "service=1000&" in lab.drawn_state["bridge"]["href"]
+    assert lab.drawn_state["bridge"]["service"] == 1000
+    assert lab.drawn_state["bridge"]["capped"] == ["service capped at 1000"]
 
 
 # --- URL state ---------------------------------------------------------------------------
@@ -1121,7 +1130,9 @@ def test_a_bucket_of_layers_out_of_order_lists_them() -> None:
     # Bucket 1 (ready at 10) waits for bucket 0 (ready at 14): an order wait, 10-14.
     ((start, end, lane, label),) = rows(lab, "waiting for bucket")
     assert (start, end, lane, label) == (10.0, 14.0, "Order wait", "Bucket 1 waits for bucket 0")
-    assert "bucket 1 was ready but waited 4.00 ms for bucket 0." in lab.state["regime"]["text"]
+    assert (
+        "bucket 1 was ready but waited 4.00 ms for bucket 0." in lab.drawn_state["regime"]["text"]
+    )
 
 
 def test_an_edit_redraws_once(lab: BucketTimeline, monkeypatch) -> None:
@@ -1162,7 +1173,7 @@ def test_the_state_is_small_and_play_and_step_do_not_resend_it(
     lab: BucketTimeline, wall: FakeWall
 ) -> None:
     # Every edit sends the whole state: keep it to a few kilobytes.
-    assert len(json.dumps(lab.state, ensure_ascii=False)) < 6_000
+    assert len(json.dumps(lab.drawn_state, ensure_ascii=False)) < 6_000
     sent = []
     lab.param.watch(lambda *events: sent.extend(e.name for e in events), ["state", "anchor"])
     step(lab)
@@ -1174,3 +1185,15 @@ def test_the_state_is_small_and_play_and_step_do_not_resend_it(
     assert sent == ["anchor"] * 4
     type_into(lab, "ranks", "4")
     assert sent[-2:] == ["state", "anchor"]
+
+
+def test_an_edit_that_leaves_the_lanes_and_curve_sends_no_steady_part() -> None:
+    lab = BucketTimeline()
+    sent: list[str] = []
+    lab.param.watch(lambda *events: sent.extend(e.name for e in events), ["state", "steady"])
+    lab.edit("layers_per_bucket", "2")
+    assert sent == ["state"]  # the lanes, kinds of bar, the sweep's curve, the link: as they were
+    assert sweep(lab)["current"] == 2
+    sent.clear()
+    lab.edit("bandwidth", "10")  # a slower link changes the curve: it is sent
+    assert sorted(sent) == ["state", "steady"]

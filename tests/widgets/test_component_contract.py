@@ -62,7 +62,7 @@ def test_every_field_is_described_by_its_parameter(view: WidgetComponent) -> Non
 
 
 def test_the_state_is_plain_json_of_numbers_and_small_records(view: WidgetComponent) -> None:
-    for name in ("state", "values", "errors", "anchor", "fields", "notices"):
+    for name in ("state", "steady", "values", "errors", "anchor", "fields", "notices"):
         text = json.dumps(getattr(view, name), allow_nan=False)  # raises on numpy or NaN
         assert json.loads(text) == getattr(view, name), name
 
@@ -210,3 +210,10 @@ def test_the_data_table_is_sent_once_the_page_asks_for_it(view: WidgetComponent)
     view.act("step")
     view.act("reset")
     assert view.state["table"] == view.model_state()["table"]  # and it keeps coming
+
+
+def test_state_and_steady_together_are_the_models_result(view: WidgetComponent) -> None:
+    full = {k: v for k, v in view.model_state().items() if k != "table"}
+    assert set(view.state).isdisjoint(view.steady)
+    assert view.drawn_state == full
+    assert set(view.steady) == set(type(view).STEADY_KEYS) & set(full)

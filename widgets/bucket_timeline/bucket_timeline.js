@@ -93,9 +93,9 @@ export function render({ model, el }) {
       show(r.reload, preset.changed.length > 0);
       r.best.disabled = state.sweep.best_in_use;
       drawBridge(bridge, state.bridge);
-      sweepState = state.sweep;
+      // The curve is steady (sent only when it changes); where this setting sits on it is not.
+      const sw = (sweepState = { ...state.curve, ...state.sweep });
       drawSweep();
-      const sw = state.sweep;
       sweepTable.update({
         caption: "Each number of layers per bucket, its buckets, step time and exposed tail.",
         columns: [
@@ -115,7 +115,7 @@ export function render({ model, el }) {
     },
 
     keyEntries(state) {
-      const kinds = new Set(state.bars.kind);
+      const kinds = new Set(state.bars.kind.map((k) => state.bar_kinds[k]));
       const entries = [
         { kind: "bar", color: colour(0), stroke: "#ffffff", label: "A layer's backward, in its bucket's colour" },
         { kind: "bar", color: colour(0), stroke: COLORS.ink, label: "A bucket's all-reduce (its number on the bar)" },
@@ -185,7 +185,7 @@ function drawTimeline(state, t, width) {
   });
   const g = frame.plot;
   const ids = patterns(frame.svg, state);
-  const bars = state.bars;
+  const bars = { ...state.bars, kinds: state.bar_kinds };
   const m = state.marks;
 
   if (m.tail > 0) {
@@ -249,7 +249,7 @@ function packRows(bars) {
 
 /** One bar, as the key shows it; `ghost` draws the faint not-yet-reached version. */
 function bar(frame, bars, rows, i, end, ids, ghost) {
-  const kind = bars.kind[i], b = bars.bucket[i];
+  const kind = bars.kinds[bars.kind[i]], b = bars.bucket[i];
   const band = frame.band(bars.lane[i]);
   const n = rows.rows[bars.lane[i]] || 1;
   const sub = band.height / n;
@@ -290,6 +290,7 @@ function bar(frame, bars, rows, i, end, ids, ghost) {
     x: x0, y: lane.top, width: w, height: lane.height,
     fill, "fill-opacity": ghost ? GHOST * (fillOpacity ?? 1) : fillOpacity,
     stroke, "stroke-width": 1.2, "stroke-opacity": ghost ? 0.4 : null, "stroke-dasharray": dash,
+    "data-layer": ghost ? "not-reached" : null,
   });
   // The longest label that fits (about 7 px a character at 11 px).
   const text = [label].flat().find((l) => l !== null && w >= l.length * 6.5 + 6);

@@ -56,6 +56,8 @@ LANE_ROW = {
     Lane.COMPUTE: 4,
     Lane.OPTIMIZER: 4,
 }
+#: What a bar is, as the state names it: each bar sends its kind's index in this list.
+BAR_KINDS = [str(k) for k in IntervalKind if k != IntervalKind.EXPOSED]
 #: Numbers in the state are rounded to this many decimals of a millisecond (a nanosecond).
 DECIMALS = 6
 
@@ -120,6 +122,7 @@ class BucketTimeline(WidgetComponent):
     settings_class = TimelineSettings
     entry = HERE / "bucket_timeline.js"
     _bundle = HERE / "bucket_timeline.bundle.js"
+    STEADY_KEYS = ("lanes", "bar_kinds", "curve", "bridge")
 
     schedule: Schedule
     sweep: SweepResult
@@ -182,7 +185,8 @@ class BucketTimeline(WidgetComponent):
 
     def enable_share(self, origin: str, own_page: bool = False) -> None:
         super().enable_share(origin, own_page)
-        self.state = self.model_state()  # the link to the queue lab is on this server
+        # The link to the queue lab is on this server.
+        self.param.update(self._sendable(self.model_state()))
 
     # -- the model -----------------------------------------------------------------
 
@@ -197,17 +201,21 @@ class BucketTimeline(WidgetComponent):
         bars = iv.kind != IntervalKind.EXPOSED
         by_count = not settings.uses_byte_cap()
         lead, explanation = text.explanation(s)
+        waits_for = [int(k) for k in iv.waits_for[bars]]
+        # Only a bucket waiting for an earlier one has one; most schedules have none.
+        waits = {"waits_for": waits_for} if max(waits_for, default=-1) >= 0 else {}
         return {
             "horizon": self.clock.horizon,
             "lanes": LANES,
+            "bar_kinds": BAR_KINDS,
             "bars": {
                 "start": _round(iv.start[bars]),
                 "end": _round(iv.end[bars]),
-                "kind": [str(k) for k in iv.kind[bars]],
+                "kind": [BAR_KINDS.index(k) for k in iv.kind[bars]],
                 "lane": [LANE_ROW[lane] for lane in iv.lane[bars]],
                 "bucket": [int(b) for b in iv.bucket[bars]],
                 "layer": [int(n) for n in iv.layer[bars]],
-                "waits_for": [int(k) for k in iv.waits_for[bars]],
+                **waits,
             },
             "marks": dict(
                 zip(
@@ -219,11 +227,13 @@ class BucketTimeline(WidgetComponent):
             "n_buckets": s.n_buckets,
             "readouts": {k: [v, note] for k, (_, v, note) in text.readout_values(s).items()},
             "regime": {"kind": str(s.regime.kind), "lead": lead, "text": explanation},
-            "sweep": {
+            "curve": {
                 "x": [int(x) for x in sw.setting],
                 "step": _round(sw.step_time),
                 "tail": _round(sw.exposed_tail),
                 "buckets": [int(n) for n in sw.n_buckets],
+            },
+            "sweep": {
                 "current": int(settings.layers_per_bucket) if by_count else None,
                 "current_step": s.step_time if by_count else None,
                 "best": int(sw.best_setting),

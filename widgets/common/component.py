@@ -42,6 +42,9 @@ class WidgetComponent(JSComponent):
     errors = param.Dict(default={}, doc="A message for each control whose last text was refused.")
     anchor = param.Dict(default={}, doc="The clock's anchor: elapsed, playing, speed, horizon.")
     state = param.Dict(default={}, doc="The model's result, as the page draws it.")
+    steady = param.Dict(
+        default={}, doc="The parts of the result that few settings change (``STEADY_KEYS``)."
+    )
     description = param.String(default="", doc="The chart's text description (when paused).")
     notices = param.List(default=[], doc="What the page ignored, shown above the widget.")
     share = param.Dict(default={}, doc="The link to these settings; empty when not shared.")
@@ -51,6 +54,10 @@ class WidgetComponent(JSComponent):
     )
 
     widget_name: ClassVar[str]
+    #: Keys of ``model_state`` that most edits leave as they were (lanes, a sweep's
+    #: curve): sent apart, in ``steady``, so an edit that does not change them sends
+    #: none of their bytes (an equal dict is not sent again).
+    STEADY_KEYS: ClassVar[tuple[str, ...]] = ()
     settings_class: ClassVar[type[param.Parameterized]]
     entry: ClassVar[Path]
 
@@ -148,7 +155,7 @@ class WidgetComponent(JSComponent):
         """Reset, Play, Pause, Step, or open or close Embed."""
         if action == "table":
             self._table_wanted = True
-            self.state = self._full_state
+            self.param.update(self._sendable(self._full_state))
             return
         if action == "embed" or action == "unembed":
             self._embed_open = action == "embed"
@@ -182,7 +189,7 @@ class WidgetComponent(JSComponent):
         self.fit_to_model()
         self._revision += 1
         changes: dict[str, Any] = {
-            "state": self._sendable(self.model_state()),
+            **self._sendable(self.model_state()),
             "values": self.field_values(),
             "errors": dict(self._errors),
             "description": self.describe(),
@@ -206,16 +213,21 @@ class WidgetComponent(JSComponent):
         changes: dict[str, Any] = {"description": self.describe(), "anchor": self.anchor_state()}
         moment = self.time_state()
         if moment:
-            changes["state"] = self._sendable({**self._full_state, **moment})
+            changes.update(self._sendable({**self._full_state, **moment}))
         self.param.update(changes)
         self._schedule_end()
 
-    def _sendable(self, state: dict) -> dict:
-        """The state as sent: without the data table until the page has asked for it."""
+    def _sendable(self, state: dict) -> dict[str, dict]:
+        """The state as sent, ``state`` and ``steady``: the data table only once asked for."""
         self._full_state = state
-        if self._table_wanted:
-            return state
-        return {k: v for k, v in state.items() if k != "table"}
+        sent = {k: v for k, v in state.items() if self._table_wanted or k != "table"}
+        steady = {k: sent.pop(k) for k in self.STEADY_KEYS if k in sent}
+        return {"state": sent, "steady": steady}
+
+    @property
+    def drawn_state(self) -> dict:
+        """Everything the page draws from: ``steady`` and ``state`` together."""
+        return {**self.steady, **self.state}
 
     def time_state(self) -> dict:
         """The part of ``model_state`` that follows the clock (none by default)."""

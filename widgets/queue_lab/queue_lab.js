@@ -122,7 +122,7 @@ export function render({ model, el }) {
 
     keyEntries() {
       return [
-        { kind: "line", color: COLORS.blue, label: "Queue length" },
+        { kind: "line", color: COLORS.blue, shape: "circle", label: "Queue length" },
         { kind: "marker", shape: "diamond", color: COLORS.green, label: "Rate change" },
         { kind: "marker", shape: "inverted-triangle", color: COLORS.vermillion, label: "Your prediction" },
         { kind: "marker", shape: "circle", color: "#ffffff", stroke: COLORS.ink, strokeWidth: 2.5, label: "Actual (shown when reached)" },

@@ -116,14 +116,14 @@ export function render({ model, el }) {
 
     keyEntries(state) {
       const buckets = state.n_buckets <= CATEGORY.length
-        ? Array.from({ length: state.n_buckets }, (_, b) => ({ kind: "bar", color: colour(b), label: `Bucket ${b}` }))
-        : [{ kind: "bar", color: colour(0), label: `Buckets 0 to ${state.n_buckets - 1}: colours repeat every ${CATEGORY.length}` }];
+        ? Array.from({ length: state.n_buckets }, (_, b) => ({ kind: "bar", color: colour(b), stroke: "#ffffff", label: `Bucket ${b}` }))
+        : [{ kind: "bar", color: colour(0), stroke: "#ffffff", label: `Buckets 0 to ${state.n_buckets - 1}: colours repeat every ${CATEGORY.length}` }];
       return [
         ...buckets,
-        { kind: "bar", color: OPTIMIZER, label: "Optimizer" },
-        { kind: "bar", color: COLORS.muted, label: "Measured (solid, upper half of a row)" },
-        { kind: "bar", color: COLORS.muted, hatch: true, hatchWidth: 2, label: "Model (hatched, lower half)" },
-        { kind: "bar", color: tint(COLORS.muted), stroke: tint(COLORS.muted), label: "Measured, not yet reached by the playhead" },
+        { kind: "bar", color: OPTIMIZER, stroke: "#ffffff", label: "Optimizer" },
+        { kind: "bar", color: colour(0), stroke: "#ffffff", label: "Measured (solid, upper half of a row)" },
+        { kind: "bar", color: colour(0), hatch: true, hatchWidth: 2, label: "Model (hatched, lower half)" },
+        { kind: "bar", color: tint(colour(0)), stroke: "#ffffff", label: "Measured, not yet reached by the playhead (tinted)" },
         { kind: "marker", shape: "inverted-triangle", color: COLORS.ink, label: "Bucket ready on this rank" },
         { kind: "marker", shape: "circle", color: "none", stroke: COLORS.ink, strokeWidth: 2, label: "Issued last: defined the bucket's readiness" },
         { kind: "marker", shape: "diamond", color: COLORS.ink, label: "Backward returned" },
@@ -229,7 +229,7 @@ function drawChart({ state, t, width }) {
   };
   // A measured bar: tinted where the playhead has not reached, solid where it has (both opaque).
   const measuredBar = (a, b, [y0, hgt], color) => {
-    plot.append(rect(a, b, y0, hgt, { fill: tint(color), stroke: "#ffffff", "stroke-width": 1 }));
+    plot.append(rect(a, b, y0, hgt, { fill: tint(color), stroke: "#ffffff", "stroke-width": 1, "data-layer": "not-reached" }));
     if (a < t) plot.append(rect(a, Math.min(b, t), y0, hgt, { fill: color, stroke: "#ffffff", "stroke-width": 1 }));
   };
   const modelBar = (a, b, [y0, hgt], color) =>

@@ -3,7 +3,8 @@
 // server's state. A widget module supplies only what it draws (see mountWidget).
 //
 // Synced properties from the server: fields (once), values, errors, anchor,
-// state, description, notices, share, snippets. To the server: one message per
+// state and steady (drawn together: steady holds what few edits change),
+// description, notices, share, snippets. To the server: one message per
 // action ({action}) or edit ({edit, text}); nothing per frame. Animation state
 // lives in closures here, never in synced properties (writing model.x sends it).
 
@@ -26,8 +27,9 @@ import CSS from "./styles.css";
  * - `time`: `{digits, unit}` of model time;
  * - `chartLabel`: the chart's accessible name;
  * - `layout(parts)`: `{main: [...], controls: [...], after?: [...]}` from the shared
- *   parts (`fields`, `readout(label)`, `section(title, ...nodes)`); the chart, its
- *   key, the time control (under the chart, where a learner's eyes are), the
+ *   parts (`fields`, `readout(label)`, `section(title, ...nodes)`); the chart with
+ *   the time control right under it (where a learner's eyes are, before a key that
+ *   takes several rows on a phone) and its key, the
  *   description, the data table and the downloads follow `main`, and `after`
  *   (more readouts, a second chart) follows them in the same column;
  * - `draw(ctx)`: draw the chart and live readouts for `ctx = {state, t, playing, width}`;
@@ -58,7 +60,8 @@ export function mountWidget({ model, el }, def) {
   );
   const table = dataTable();
   let svg = null;
-  let ctx = { state: model.state, t: 0, playing: false, width: 600 };
+  const drawnState = () => ({ ...model.steady, ...model.state });
+  let ctx = { state: drawnState(), t: 0, playing: false, width: 600 };
   // The table comes from the server when first wanted (opened, or CSV asked for).
   let csvWanted = false;
   const download = () => csvText(def.csvReadouts(ctx), ctx.state.table);
@@ -70,7 +73,7 @@ export function mountWidget({ model, el }, def) {
   }, () => svg, (deliver) => (pendingCsv = deliver));
   let pendingCsv = null;
   table.el.addEventListener("toggle", () => {
-    if (table.el.open && !model.state.table) act("table");
+    if (table.el.open && !ctx.state.table) act("table");
   });
   const share = shareBar(act);
   const section = (title, ...nodes) =>
@@ -86,7 +89,7 @@ export function mountWidget({ model, el }, def) {
     notices.el,
     loaded,
     h("div", { class: "ol-body" },
-      h("div", { class: "ol-main" }, ...main, h("figure", { class: "ol-figure" }, chartHost, key), time.el, description, table.el, exports, ...after),
+      h("div", { class: "ol-main" }, ...main, h("figure", { class: "ol-figure" }, chartHost, time.el, key), description, table.el, exports, ...after),
       h("div", { class: "ol-controls", role: "group", "aria-label": "Settings" }, ...controls)),
     share.el,
   );
@@ -113,16 +116,17 @@ export function mountWidget({ model, el }, def) {
       : model.description;
   };
   const onState = () => {
-    ctx = { ...ctx, state: model.state };
-    key.replaceChildren(...def.keyEntries(model.state).map((e) => h("li", {}, swatch(e), h("span", {}, e.label))));
-    if (model.state.table) {
-      table.update(model.state.table);
+    const state = drawnState();
+    ctx = { ...ctx, state };
+    key.replaceChildren(...def.keyEntries(state).map((e) => h("li", {}, swatch(e), h("span", {}, e.label))));
+    if (state.table) {
+      table.update(state.table);
       if (csvWanted && pendingCsv) {
         csvWanted = false;
         pendingCsv(download());
       }
     }
-    if (def.update) def.update(model.state);
+    if (def.update) def.update(state);
   };
   const resize = new ResizeObserver(() => {
     const width = Math.floor(chartHost.getBoundingClientRect().width);
@@ -153,9 +157,17 @@ export function mountWidget({ model, el }, def) {
   resize.observe(chartHost);
   reportHeightToHost();
 
-  model.on("state", () => {
-    onState();
-    draw();
+  // One message may change both state and steady, each its own change event:
+  // draw once, after both, never from half of each.
+  let statePending = false;
+  model.on(["state", "steady"], () => {
+    if (statePending) return;
+    statePending = true;
+    queueMicrotask(() => {
+      statePending = false;
+      onState();
+      draw();
+    });
   });
   model.on(["values", "errors"], () => fields.update(model.values, model.errors));
   model.on("anchor", () => playhead.sync(model.anchor));

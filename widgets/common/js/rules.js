@@ -1,6 +1,6 @@
 // The rules the browser shares with the Python model: number formatting, the
 // playhead's reveal of lines, points and spans, and the autoscaled axis end.
-// The originals are Quantity (widgets/parts/formatting.py), revealed_polyline /
+// The originals are Quantity (widgets/common/formatting.py), revealed_polyline /
 // revealed_points / revealed_spans (widgets/model/timeline.py) and
 // autoscaled_end; tests/ui/test_rules_in_browser.py runs both on one table.
 

@@ -1,5 +1,5 @@
 // Colours (Okabe–Ito, distinguishable under the common colour-vision deficiencies)
-// and the type used in charts. widgets/parts/theme.py holds the same palette for
+// and the type used in charts. app/theme.py holds the same palette for
 // the server's pages; meaning is never carried by colour alone.
 
 export const COLORS = {
