@@ -119,4 +119,10 @@ def build_routes() -> dict[str, object]:
     course = list(lessons.values())
     for name, lesson in lessons.items():
         routes[f"lessons/{name}"] = _session(lambda lesson=lesson: lesson_page(lesson, course))
+    from .classroom.rooms import CLASS_WIDGETS
+    from .classroom.widget_page import class_widget_page
+
+    for name in CLASS_WIDGETS:  # a class round's widget, in a learner's page
+        spec = WIDGETS[name]
+        routes[f"class/{name}"] = _session(lambda spec=spec: class_widget_page(spec, _query()))
     return routes

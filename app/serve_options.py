@@ -65,6 +65,12 @@ class ServeOptions(param.Parameterized):
         doc="keep a new page's session this long for its websocket before the lifetime applies",
         metadata={"metavar": "MS"},
     )
+    redis = param.String(
+        default="",
+        doc="keep classes (/class) in Redis at this URL, e.g. redis://127.0.0.1:6379/0, so "
+        "that several backends serve one class (default: in this process)",
+        metadata={"metavar": "URL"},
+    )
     show = param.Boolean(default=False, doc="open a browser on the index")
 
     @property

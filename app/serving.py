@@ -242,6 +242,10 @@ def server_options(options: ServeOptions | None = None, **overrides) -> dict:
     prefix_path = kwargs.get("prefix", "")
     # The index is static: listed before Bokeh's own page at "/", so it is the one served.
     kwargs["extra_patterns"].insert(0, (r"/?", IndexPage, {"prefix": prefix_path}))
+    from .classroom.handlers import class_patterns
+    from .classroom.service import configure
+
+    kwargs["extra_patterns"] += class_patterns(configure(o.redis, prefix_path))
     # Tornado's own setting: the page for any address no route answers.
     kwargs["default_handler_class"] = NotFoundPage
     kwargs["default_handler_args"] = {"prefix": prefix_path}

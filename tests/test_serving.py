@@ -73,15 +73,20 @@ def test_prefix_and_liveness_are_routed(routes):
     assert any(p.startswith("/widgets/queue-lab") for p in patterns), patterns
 
 
+def _unclassed(options: dict) -> list[str]:
+    """The extra patterns besides the class's own (``/class/...``, tested in tests/classroom)."""
+    return [p[0] for p in options["extra_patterns"] if not p[0].startswith("/class")]
+
+
 def test_test_hooks_are_off_unless_asked(monkeypatch):
     monkeypatch.delenv(TEST_HOOKS_ENV, raising=False)
     options = server_options(port=5006, address="localhost")
     # Only the widgets' bundles, readable from other origins (script-tag embeds).
     # Only the index and the widgets' bundles, readable from other origins (script-tag embeds).
-    assert [p[0] for p in options["extra_patterns"]] == ["/?", "/components/(.*)"]
+    assert _unclassed(options) == ["/?", "/components/(.*)"]
     monkeypatch.setenv(TEST_HOOKS_ENV, "1")
     options = server_options(port=5006, address="localhost")
-    assert [p[0] for p in options["extra_patterns"]] == [
+    assert _unclassed(options) == [
         "/?",
         "/components/(.*)",
         "/_test/sessions",

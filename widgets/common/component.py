@@ -54,6 +54,8 @@ class WidgetComponent(JSComponent):
     )
 
     widget_name: ClassVar[str]
+    #: Set on an instance that a class round locks: True for a page message it refuses.
+    message_lock: Callable[[Mapping], bool] | None = None
     #: Keys of ``model_state`` that most edits leave as they were (lanes, a sweep's
     #: curve): sent apart, in ``steady``, so an edit that does not change them sends
     #: none of their bytes (an equal dict is not sent again).
@@ -121,6 +123,8 @@ class WidgetComponent(JSComponent):
         """
         if not isinstance(msg, Mapping):
             return
+        if self.message_lock is not None and self.message_lock(msg):
+            return  # locked by a class round (app.classroom.widget_page)
         action, name, text = msg.get("action"), msg.get("edit"), msg.get("text")
         if action in ACTIONS:
             self.act(action)

@@ -1,0 +1,352 @@
+"""The class's addresses: pages, the instructor's actions, votes and live streams.
+
+Every answer is a page, a small JSON object or a stream of server-sent events
+(one ``data:`` line of JSON per change). Refusals are JSON with a message and
+the field it belongs to, never a traceback. Nothing here logs a code or a key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from urllib.parse import quote
+
+from tornado.iostream import StreamClosedError
+from tornado.web import RequestHandler
+
+from .codes import new_learner_id, normalize_code, valid_learner_id
+from .hub import Listener
+from .pages import entry_html, instructor_html, learner_html, not_found_html
+from .qr import qr_svg
+from .rooms import ClassError, instructor_view, learner_view
+from .service import ClassService
+
+log = logging.getLogger("overlap-lab.classroom")
+LEARNER_COOKIE = "ol_learner"
+#: A comment line keeps each stream's connection (and every proxy on the way) alive (s).
+KEEPALIVE = 15.0
+#: The largest request body a class action may have (bytes).
+MAX_BODY = 8_000
+
+
+class ClassHandler(RequestHandler):
+    """Shared by every class address: the service, the prefix, JSON in and out."""
+
+    def initialize(self, service: ClassService) -> None:
+        self.service = service
+        self.prefix = service.prefix
+
+    def set_default_headers(self) -> None:
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("Referrer-Policy", "no-referrer")
+        self.set_header("X-Content-Type-Options", "nosniff")
+
+    def address(self) -> str:
+        return self.request.remote_ip or ""
+
+    def json_body(self) -> dict:
+        """The request's JSON object; ClassError for anything else."""
+        if "application/json" not in self.request.headers.get("Content-Type", ""):
+            raise ClassError("Send JSON.")
+        if len(self.request.body) > MAX_BODY:
+            raise ClassError("That request is too large.")
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise ClassError("Send JSON.") from None
+        if not isinstance(data, dict):
+            raise ClassError("Send a JSON object.")
+        return data
+
+    def reply(self, payload: dict, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.finish(json.dumps(payload))
+
+    def refuse(self, exc: ClassError) -> None:
+        self.reply({"ok": False, "message": exc.message, "field": exc.field}, exc.status)
+
+    def page(self, text: str, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.finish(text)
+
+    def learner_id(self) -> str | None:
+        value = self.get_cookie(LEARNER_COOKIE)
+        return value if valid_learner_id(value) else None
+
+    def origin(self) -> str:
+        host = self.request.headers.get("Host") or "localhost"
+        proto = self.request.headers.get("X-Forwarded-Proto") or self.request.protocol
+        return f"{proto}://{host}{self.prefix}"
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        # Never a traceback, whatever went wrong.
+        self.reply({"ok": False, "message": "Something went wrong; try again."}, status_code)
+
+
+class EntryPage(ClassHandler):
+    """``/class``: Start a class, or type a join code."""
+
+    def get(self) -> None:
+        self.page(entry_html(self.prefix))
+
+
+class JoinForm(ClassHandler):
+    """``/class/join?code=``: to the class's page, or back with a message at the field."""
+
+    async def get(self) -> None:
+        typed = self.get_argument("code", "")[:40]
+        classroom, _ = await self.service.get()
+        try:
+            code = await classroom.find(typed, self.address())
+        except ClassError as exc:
+            self.page(entry_html(self.prefix, exc.message, typed), exc.status)
+            return
+        self.redirect(f"{self.prefix}/class/{code}", status=303)
+
+
+class StartClass(ClassHandler):
+    """``POST /class/start``: a new room; on to the instructor's page, its key in the fragment."""
+
+    async def post(self) -> None:
+        classroom, _ = await self.service.get()
+        try:
+            code, key = await classroom.start_room(self.address())
+        except ClassError as exc:
+            self.page(entry_html(self.prefix, exc.message), exc.status)
+            return
+        # The fragment is never sent in a request, so the key is in no request line or log.
+        self.redirect(f"{self.prefix}/class/teach#code={code}&key={quote(key)}", status=303)
+
+
+class TeachPage(ClassHandler):
+    """``/class/teach``: the instructor's page (the same for every room)."""
+
+    def get(self) -> None:
+        self.page(instructor_html(self.prefix))
+
+
+class LearnerPage(ClassHandler):
+    """``/class/<code>``: a learner's page; a helpful 404 for a code with no class."""
+
+    async def get(self, typed: str) -> None:
+        classroom, _ = await self.service.get()
+        try:
+            code = await classroom.find(typed, self.address())
+        except ClassError as exc:
+            self.page(not_found_html(self.prefix, exc.message), exc.status)
+            return
+        if normalize_code(typed) != typed:
+            self.redirect(f"{self.prefix}/class/{code}", status=303)
+            return
+        if self.learner_id() is None:
+            # A session cookie: the learner is this browser until it closes.
+            self.set_cookie(
+                LEARNER_COOKIE, new_learner_id(), path=f"{self.prefix}/class",
+                httponly=True, samesite="Lax",
+            )  # fmt: skip
+        self.page(learner_html(self.prefix, code))
+
+
+class Vote(ClassHandler):
+    """``POST /class/<code>/vote``: a learner's prediction, answered once it is stored."""
+
+    async def post(self, typed: str) -> None:
+        classroom, _ = await self.service.get()
+        code, learner = normalize_code(typed), self.learner_id()
+        try:
+            if code is None or learner is None:
+                raise ClassError("Open the class's page again to take part.")
+            value = await classroom.vote(code, learner, self.json_body().get("text"))
+        except ClassError as exc:
+            self.refuse(exc)
+            return
+        self.reply({"ok": True, "value": value})
+
+
+class Stream(ClassHandler, Listener):
+    """A stream of server-sent events: one JSON view per change, until the page goes."""
+
+    code = ""
+    _last = None
+
+    def start_stream(self) -> None:
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        # nginx passes each event on at once instead of buffering the response.
+        self.set_header("X-Accel-Buffering", "no")
+        self._gone = asyncio.Event()
+        self.flush()
+
+    def send(self, view: dict) -> None:
+        if view == self._last or self._gone.is_set():
+            return
+        self._last = view
+        self.write(f"data: {json.dumps(view, separators=(',', ':'))}\n\n")
+        self._flush()
+
+    def _flush(self) -> None:
+        future = self.flush()
+
+        def done(f) -> None:
+            if f.exception() is not None:
+                self._gone.set()
+
+        future.add_done_callback(done)
+
+    def on_connection_close(self) -> None:
+        if hasattr(self, "_gone"):
+            self._gone.set()
+
+    async def hold(self) -> None:
+        """Keep the stream open (with a keep-alive comment now and then) until it closes."""
+        while not self._gone.is_set():
+            try:
+                await asyncio.wait_for(self._gone.wait(), timeout=KEEPALIVE)
+            except TimeoutError:
+                try:
+                    self.write(": keep-alive\n\n")
+                    await self.flush()
+                except StreamClosedError:
+                    self._gone.set()
+
+
+class LearnerEvents(Stream):
+    """``/class/<code>/events``: what a learner's page shows, as it changes."""
+
+    role = "learner"
+
+    async def get(self, typed: str) -> None:
+        classroom, hub = await self.service.get()
+        code, learner = normalize_code(typed), self.learner_id()
+        if code is None or learner is None:
+            self.reply({"ok": False, "message": "Open the class's page again."}, 403)
+            return
+        try:
+            room = await classroom.join(code, learner)
+        except ClassError as exc:
+            if exc.status == 404:
+                self.start_stream()
+                self.send({"phase": "ended"})
+                self.finish()
+                return
+            self.refuse(exc)
+            return
+        self.code, self.learner = code, learner
+        self.start_stream()
+        hub.add(code, self)
+        try:
+            r = int(room.get("round", "0"))
+            yours = await classroom.store.vote_of(code, r, learner) if r else None
+            self.send(learner_view(code, room, yours, self.prefix))
+            await classroom.store.publish(code, "seen")
+            await self.hold()
+        finally:
+            hub.remove(code, self)
+            if not hub.has_learner(code, learner):
+                try:
+                    await classroom.left(code, learner)
+                    await classroom.store.publish(code, "seen")
+                except Exception as exc:  # the store is away; the entry expires by itself
+                    log.warning(
+                        "classroom: could not record a page leaving (%s)", type(exc).__name__
+                    )
+        if not self._finished:
+            self.finish()
+
+    def changed(self, room, votes, connected) -> None:
+        yours = votes.get(self.learner) if room is not None else None
+        self.send(learner_view(self.code, room, yours, self.prefix))
+
+
+class TeachAction(ClassHandler):
+    """``POST /class/api/teach/<action>``: an instructor's action, checked against the key."""
+
+    async def post(self, action: str) -> None:
+        classroom, _ = await self.service.get()
+        try:
+            data = self.json_body()
+            code, key = data.get("code"), data.get("key")
+            if action == "open":
+                await classroom.open_round(
+                    code, key, data.get("widget"), data.get("settings"),
+                    data.get("question"), data.get("parameter", ""),
+                )  # fmt: skip
+            elif action == "reveal":
+                await classroom.reveal(code, key)
+            elif action == "unlock":
+                await classroom.unlock(code, key)
+            elif action == "next":
+                await classroom.next_round(code, key)
+            elif action == "end":
+                await classroom.end(code, key)
+            elif action == "results":
+                text, name = await classroom.results_csv(code, key)
+                self.set_header("Content-Type", "text/csv; charset=utf-8")
+                self.set_header("Content-Disposition", f'attachment; filename="{name}"')
+                self.finish(text)
+                return
+            else:
+                raise ClassError("No such action.")
+        except ClassError as exc:
+            self.refuse(exc)
+            return
+        self.reply({"ok": True})
+
+
+class TeachStream(Stream):
+    """``POST /class/api/teach/stream``: the instructor's view, as it changes."""
+
+    role = "instructor"
+
+    async def post(self) -> None:
+        classroom, hub = await self.service.get()
+        try:
+            data = self.json_body()
+            code, room = await classroom.instructor_room(data.get("code"), data.get("key"))
+        except ClassError as exc:
+            self.refuse(exc)
+            return
+        self.code = code
+        join = f"{self.origin()}/class/{code}"
+        self.extra = {"join_url": join, "entry_url": f"{self.origin()}/class", "qr": qr_svg(join)}
+        self.start_stream()
+        hub.add(code, self)
+        try:
+            votes = await classroom.votes(code, room)
+            connected = await classroom.connected(code)
+            self.changed(room, votes, connected)
+            await self.hold()
+        finally:
+            hub.remove(code, self)
+        if not self._finished:
+            self.finish()
+
+    def changed(self, room, votes, connected) -> None:
+        view = instructor_view(
+            self.code, room, votes, connected, self.prefix, self.service.idle_seconds
+        )
+        if view.get("phase") != "ended":
+            view.update(self.extra)
+        self.send(view)
+
+
+def class_patterns(service: ClassService) -> list[tuple]:
+    """Tornado routes of the class (before Bokeh's own), for ``extra_patterns``."""
+    from .logs import install_redaction
+
+    install_redaction()
+    args = {"service": service}
+    code = r"([A-Za-z0-9\-]{1,40})"
+    return [
+        (r"/class/?", EntryPage, args),
+        (r"/class/join", JoinForm, args),
+        (r"/class/start", StartClass, args),
+        (r"/class/teach", TeachPage, args),
+        (r"/class/api/teach/stream", TeachStream, args),
+        (r"/class/api/teach/(\w{1,20})", TeachAction, args),
+        (rf"/class/{code}/events", LearnerEvents, args),
+        (rf"/class/{code}/vote", Vote, args),
+        (rf"/class/{code}/?", LearnerPage, args),
+    ]

@@ -1,0 +1,211 @@
+"""The store of a class served by several processes or machines: Redis, with pub/sub.
+
+Every room's keys (:func:`~app.classroom.store.room_keys`) expire together,
+renewed by each write. Writes that depend on a room's state are Lua scripts,
+so they are atomic however many backends write at once. Events go out on one
+channel; each process subscribes once and hands them to its listeners. When
+the connection to Redis drops (Redis restarted), commands are retried and the
+subscription is made again, followed by a ``resync`` event so that every page
+is brought up to date with what it may have missed.
+
+Start Redis with its append-only file (``appendonly yes``) so that a restart
+keeps every room and vote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+
+from .store import EVERY_ROOM, RESYNC, RoomStore, room_keys, vote_field
+
+log = logging.getLogger("overlap-lab.classroom")
+CHANNEL = "ol:events"
+#: How long to wait before trying Redis again after a failure (s).
+RETRY_DELAY = 0.25
+#: Connections one process keeps to Redis at most (the subscription takes one).
+MAX_CONNECTIONS = 32
+
+_UPDATE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local n = tonumber(ARGV[2])
+local i = 3
+for _ = 1, n do
+  if redis.call('HGET', KEYS[1], ARGV[i]) ~= ARGV[i + 1] then return false end
+  i = i + 2
+end
+if i <= #ARGV then redis.call('HSET', KEYS[1], unpack(ARGV, i)) end
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+for k = 1, 3 do redis.call('EXPIRE', KEYS[k], ARGV[1]) end
+return redis.call('HGETALL', KEYS[1])
+"""
+_VOTE = """
+if redis.call('HGET', KEYS[1], 'phase') ~= 'voting' then return 0 end
+if redis.call('HGET', KEYS[1], 'round') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+for k = 1, 3 do redis.call('EXPIRE', KEYS[k], ARGV[4]) end
+return 1
+"""
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('HSET', KEYS[1], 'version', 1)
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+_HIT = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n
+"""
+
+
+def _seconds(ttl: float) -> int:
+    return max(1, round(ttl))
+
+
+class RedisStore(RoomStore):
+    """Rooms in Redis at ``url`` (``redis://host:port/db``)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        self._redis = None
+        self._listener: asyncio.Task | None = None
+        self._subscribed: asyncio.Event | None = None
+        self._closing = False
+        self._scripts: dict[str, object] = {}
+
+    async def start(self) -> None:
+        import redis.asyncio as aioredis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import ExponentialBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+
+        # Commands retry for about ten seconds while Redis restarts.
+        # Commands retry for about ten seconds while Redis restarts; a burst of
+        # requests waits for one of the pool's connections rather than failing.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            self.url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=10,
+            decode_responses=True,
+            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 20),
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+            socket_connect_timeout=2,
+            health_check_interval=10,
+        )
+        self._redis = aioredis.Redis(connection_pool=pool)
+        for name, source in (("update", _UPDATE), ("vote", _VOTE), ("create", _CREATE)):
+            self._scripts[name] = self._redis.register_script(source)
+        self._scripts["hit"] = self._redis.register_script(_HIT)
+        await self._redis.ping()
+        self._subscribed = asyncio.Event()
+        self._listener = asyncio.get_running_loop().create_task(self._listen())
+        await asyncio.wait_for(self._subscribed.wait(), timeout=10)
+
+    async def close(self) -> None:
+        self._closing = True
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError, Exception):
+                await asyncio.wait_for(self._listener, timeout=2)
+            self._listener = None
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+    async def _listen(self) -> None:
+        """Receive events for ever, subscribing again after Redis comes back."""
+        first = True
+        while not self._closing:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(CHANNEL)
+                self._subscribed.set()
+                if not first:
+                    log.warning("classroom: Redis is back; pages catch up")
+                    self._deliver(EVERY_ROOM, RESYNC)
+                first = False
+                while not self._closing:
+                    message = await pubsub.get_message(timeout=5.0)
+                    if message is None:
+                        await pubsub.ping()
+                        continue
+                    kind, _, code = str(message.get("data", "")).partition(" ")
+                    if kind and code:
+                        self._deliver(code, kind)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a lost connection: try again shortly
+                if self._closing:
+                    return
+                log.warning("classroom: Redis subscription lost (%s); retrying", type(exc).__name__)
+                await asyncio.sleep(RETRY_DELAY)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    async def create_room(self, code: str, fields: Mapping[str, str], ttl: float) -> bool:
+        args = [_seconds(ttl)]
+        for k, v in fields.items():
+            args += [k, v]
+        return bool(await self._scripts["create"](keys=[room_keys(code)[0]], args=args))
+
+    async def get_room(self, code: str) -> dict[str, str] | None:
+        room = await self._redis.hgetall(room_keys(code)[0])
+        return room or None
+
+    async def update_room(
+        self, code: str, expect: Mapping[str, str], changes: Mapping[str, str], ttl: float
+    ) -> dict[str, str] | None:
+        args: list = [_seconds(ttl), len(expect)]
+        for k, v in expect.items():
+            args += [k, v]
+        for k, v in changes.items():
+            args += [k, v]
+        flat = await self._scripts["update"](keys=list(room_keys(code)), args=args)
+        if not flat:
+            return None
+        return dict(zip(flat[::2], flat[1::2], strict=True))
+
+    async def put_vote(
+        self, code: str, round_no: int, learner: str, value: float, ttl: float
+    ) -> bool:
+        args = [str(round_no), vote_field(round_no, learner), repr(float(value)), _seconds(ttl)]
+        return bool(await self._scripts["vote"](keys=list(room_keys(code)), args=args))
+
+    async def votes(self, code: str, round_no: int) -> dict[str, float]:
+        prefix = f"{round_no}:"
+        found = await self._redis.hgetall(room_keys(code)[1])
+        return {k[len(prefix) :]: float(v) for k, v in found.items() if k.startswith(prefix)}
+
+    async def vote_of(self, code: str, round_no: int, learner: str) -> float | None:
+        value = await self._redis.hget(room_keys(code)[1], vote_field(round_no, learner))
+        return None if value is None else float(value)
+
+    async def mark_seen(self, code: str, learner: str, now: float, ttl: float) -> None:
+        key = room_keys(code)[2]
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(key, {learner: now})
+            pipe.expire(key, _seconds(ttl))
+            await pipe.execute()
+
+    async def forget_seen(self, code: str, learner: str) -> None:
+        await self._redis.zrem(room_keys(code)[2], learner)
+
+    async def connected(self, code: str, since: float) -> int:
+        return int(await self._redis.zcount(room_keys(code)[2], since, "+inf"))
+
+    async def hit(self, bucket: str, limit: int, window: float) -> bool:
+        n = await self._scripts["hit"](keys=[f"ol:rate:{bucket}"], args=[int(window * 1000)])
+        return int(n) <= limit
+
+    async def delete_room(self, code: str) -> None:
+        await self._redis.delete(*room_keys(code))
+
+    async def publish(self, code: str, kind: str) -> None:
+        await self._redis.publish(CHANNEL, f"{kind} {code}")

@@ -1,0 +1,127 @@
+"""A round's widget on a learner's page: the round's settings, locked as its phase says.
+
+The learner's page shows it in a frame (``/class/<widget>?<settings>&room=..``).
+Its session follows the room like the learner's page does: while voting it
+refuses every edit and every run, with the run's controls hidden (and, for a
+widget whose chart shows the result at once, the chart and readouts too); at
+Reveal it plays the run; Unlock controls frees it. It shows no share bar, so
+the locked round offers no link to an unlocked copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import logging
+from collections.abc import Mapping
+
+import panel as pn
+
+from .codes import normalize_code
+from .hub import Listener
+from .rooms import widget_mode
+from .service import service
+
+log = logging.getLogger("overlap-lab.classroom")
+
+#: Every mode's styles, given once when the widget is made (a stylesheet added later
+#: would make Panel point its theme at a CDN); the mode is a class on the widget.
+MODE_CSS = """
+:host(.cl-hidden) .ol-controls, :host(.cl-locked) .ol-controls,
+:host(.cl-revealed) .ol-controls { pointer-events: none; opacity: 0.7; }
+:host(.cl-hidden) .ol-controls::before, :host(.cl-locked) .ol-controls::before,
+:host(.cl-revealed) .ol-controls::before { content: "Settings locked by your instructor";
+  display: block; font-weight: 600; margin: 0 0 6px 0; color: #1f2328; }
+:host(.cl-hidden) .ol-main { display: none !important; }
+:host(.cl-hidden) .ol-body::before { content: "The chart and readouts appear when your "
+  "instructor reveals the answer."; display: block; font-weight: 600; padding: 8px 0; }
+:host(.cl-locked) .ol-time { display: none !important; }
+"""
+MODES = ("hidden", "locked", "revealed", "open")
+#: What a page may still ask for in each mode (the rest is refused).
+ALLOWED = {
+    "hidden": {"table"},
+    "locked": {"table"},
+    "revealed": {"reset", "play", "pause", "step", "table"},
+}
+
+
+class RoundWidget(Listener):
+    """One learner's copy of the round's widget, following the room."""
+
+    role = "widget"
+
+    def __init__(self, view, code: str, round_no: int, mode: str) -> None:
+        self.view, self.code, self.round_no = view, code, round_no
+        self.mode = mode if mode in MODES else "hidden"
+        self._doc = pn.state.curdoc
+        view.stylesheets = [*view.stylesheets, MODE_CSS]
+        view.message_lock = self.locks
+        self._style()
+
+    def locks(self, msg: Mapping) -> bool:
+        """Whether the current mode refuses this message from the page."""
+        allowed = ALLOWED.get(self.mode)
+        if allowed is None:
+            return False
+        return "edit" in msg or msg.get("action") not in allowed
+
+    def _style(self) -> None:
+        self.view.css_classes = [f"cl-{self.mode}"]
+
+    def changed(self, room, votes, connected) -> None:
+        if room is None or room.get("round") != str(self.round_no) or not room.get("widget"):
+            return
+        mode = widget_mode(room)
+        if mode != self.mode and self._doc is not None:
+            self._doc.add_next_tick_callback(functools.partial(self.apply, mode))
+
+    def apply(self, mode: str) -> None:
+        """Move to ``mode``; at Reveal the run plays from the start."""
+        was, self.mode = self.mode, mode
+        self._style()
+        if was in ("hidden", "locked") and mode in ("revealed", "open"):
+            self.view.act("reset")
+            self.view.act("play")
+
+    async def follow(self) -> None:
+        """Register with this process's hub and catch up with the room as it is now."""
+        classroom, hub = await service().get()
+        hub.add(self.code, self)
+        doc = self._doc
+        if doc is not None:
+            doc.on_session_destroyed(lambda _ctx: hub.remove(self.code, self))
+        self.changed(await classroom.store.get_room(self.code), {}, 0)
+
+
+def class_widget_page(spec, query: dict) -> pn.viewable.Viewable:
+    """The round's widget for one learner, from its frame's address."""
+    query = dict(query)
+    code = normalize_code(_last(query.pop("room", None)))
+    mode = _last(query.pop("mode", None)) or "hidden"
+    round_text = _last(query.pop("round", None)) or "0"
+    kwargs, _notices = spec.parse(query)
+    view = spec.create(**kwargs)
+    doc = pn.state.curdoc
+    if doc is not None:
+        doc.title = f"{spec.title} · class round"
+    body = pn.Column(
+        view,
+        sizing_mode="stretch_width",
+        styles={"max-width": "1280px", "margin": "0 auto", "padding": "0 8px 16px"},
+    )
+    if code is None or not round_text.isdigit():
+        return pn.Column(
+            pn.pane.HTML(f"<p>{html.escape('This widget belongs to a class round.')}</p>"), body
+        )
+    follower = RoundWidget(view, code, int(round_text), mode)
+    if doc is not None and doc.session_context is not None:
+        doc.add_next_tick_callback(follower.follow)
+    return body
+
+
+def _last(values) -> str | None:
+    if not values:
+        return None
+    raw = values[-1]
+    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
