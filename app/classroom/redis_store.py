@@ -125,6 +125,9 @@ class RedisStore(RoomStore):
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(CHANNEL)
+                # The client reconnects and subscribes again by itself after Redis comes
+                # back; what was published meanwhile is lost, so listeners catch up.
+                pubsub.connection.register_connect_callback(self._reconnected)
                 self._subscribed.set()
                 if not first:
                     log.warning("classroom: Redis is back; pages catch up")
@@ -148,6 +151,11 @@ class RedisStore(RoomStore):
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
+
+    def _reconnected(self, _connection) -> None:
+        log.warning("classroom: Redis is back; pages catch up")
+        # After the subscription is made again (the client's own callback runs first).
+        asyncio.get_running_loop().call_later(0.05, self._deliver, EVERY_ROOM, RESYNC)
 
     async def create_room(self, code: str, fields: Mapping[str, str], ttl: float) -> bool:
         args = [_seconds(ttl)]

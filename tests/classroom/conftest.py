@@ -25,3 +25,29 @@ def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
 def run(coro):
     """Run one coroutine to its end on a fresh event loop."""
     return asyncio.run(coro)
+
+
+def _load(name: str, path: Path):
+    """A helper module of the browser tests (tests/ui), loaded by path under its own name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+UI = HERE.parent / "ui"
+ui_support = _load("classroom_ui_support", UI / "conftest.py")
+ui_balancer = _load("classroom_ui_balancer", UI / "balancer.py")
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """Debian's Chromium (or ``$OVERLAP_LAB_CHROMIUM``), as the other browser tests use it."""
+    return {
+        **browser_type_launch_args,
+        "executable_path": ui_support.chromium_path(),
+        "args": ui_support.CHROMIUM_ARGS,
+    }
