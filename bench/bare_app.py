@@ -73,13 +73,24 @@ def main(argv: list[str] | None = None) -> None:
     """Serve ``/bare`` and ``/naive`` on ``--port`` until stopped."""
     parser = argparse.ArgumentParser(description="Serve the reference apps for the benchmarks.")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument(
+        "--allow-websocket-origin", action="append", default=[], help="behind a proxy: its host"
+    )
+    parser.add_argument("--use-xheaders", action="store_true", help="behind a proxy")
     args = parser.parse_args(argv)
     pn.extension(inline=False)
     pn.serve(
         {"bare": bare_page, "naive": naive_page},
         port=args.port,
         address="localhost",
-        websocket_origin=[f"localhost:{args.port}", f"127.0.0.1:{args.port}"],
+        websocket_origin=[
+            f"localhost:{args.port}",
+            f"127.0.0.1:{args.port}",
+            *args.allow_websocket_origin,
+        ],
+        use_xheaders=args.use_xheaders,
+        # The proxy's health check, as the app's own server answers it.
+        liveness=True,
         show=False,
         title="bench reference",
         # Bokeh's server takes these under their full names (short ones are ignored).

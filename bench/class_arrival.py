@@ -171,7 +171,9 @@ def _start(name: str, command: list[str], probe: str, tmp: Path, env: dict | Non
 
 
 def start_deployment(kind: str, tmp: Path) -> Deployment:
-    """``bare``, ``app``, ``app-procs2`` (``--num-procs 2``), ``nginx-1`` or ``nginx-2``."""
+    """``bare``, ``app``, ``app-procs2`` (``--num-procs 2``), ``nginx-1``, ``nginx-2``, or
+    ``bare-nginx-2`` (the bare app in the same deployment as ``nginx-2``: the reference
+    for the recommended deployment)."""
     if kind == "bare":
         port = free_port()
         cmd = [sys.executable, str(BENCH / "bare_app.py"), "--port", str(port)]
@@ -182,15 +184,18 @@ def start_deployment(kind: str, tmp: Path) -> Deployment:
         extra = (*RECOMMENDED, *(("--num-procs", "2") if kind == "app-procs2" else ()))
         server = _start(kind, _app(port, *extra), "/liveness", tmp, HOOKS)
         return Deployment(kind, server.url, [server])
-    count = int(kind.split("-")[1])
+    count = int(kind.rsplit("-", 1)[1])
     nginx_port = free_port()
     origin = ("--allow-websocket-origin", f"localhost:{nginx_port}", "--use-xheaders")
     backends = []
     for i in range(count):
         port = free_port()
-        backends.append(
-            _start(f"{kind}-backend{i}", _app(port, *RECOMMENDED, *origin), "/liveness", tmp, HOOKS)
-        )
+        if kind.startswith("bare"):
+            cmd = [sys.executable, str(BENCH / "bare_app.py"), "--port", str(port), *origin]
+            backends.append(_start(f"{kind}-backend{i}", cmd, "/bare", tmp))
+        else:
+            cmd = _app(port, *RECOMMENDED, *origin)
+            backends.append(_start(f"{kind}-backend{i}", cmd, "/liveness", tmp, HOOKS))
     runtime = tempfile.TemporaryDirectory(prefix="overlap-lab-bench-nginx-")
     root = Path(runtime.name)
     root.chmod(0o755)
@@ -376,7 +381,7 @@ def run(args) -> dict:
                 for kind in args.deployments:
                     deployment = start_deployment(kind, tmp)
                     running.append(deployment)
-                    route = "/bare" if kind == "bare" else args.class_route
+                    route = "/bare" if kind.startswith("bare") else args.class_route
                     asyncio.run(_warm(deployment.url, route))
                     _reap_wait(deployment)
                     rounds = args.rounds if kind in ("bare", "app") else 1

@@ -17,7 +17,14 @@ import argparse
 import time
 from pathlib import Path
 
-from bench import edit_bytes, edit_latency, playback, playback_cpu, playback_messages
+from bench import (
+    edit_bytes,
+    edit_latency,
+    page_load,
+    playback,
+    playback_cpu,
+    playback_messages,
+)
 from bench.browser import chromium, open_page
 from bench.report import write_results
 from bench.servers import app_command, attempt, bare_command, running_servers
@@ -39,11 +46,13 @@ REPORTS = (
     ("cpu", playback_cpu),
     ("latency", edit_latency),
     ("edit_bytes", edit_bytes),
+    ("page_load", page_load),
 )
 
 
-def run(repeats: int, latency_repeats: int) -> dict:
-    """Every raw sample of every benchmark, and notes on servers that had to be restarted."""
+def run(repeats: int, latency_repeats: int, only: str | None = None) -> dict:
+    """Every raw sample of every benchmark (or of ``only``), and notes on restarted servers."""
+    wanted = {key for key, _ in REPORTS} if only is None else {only}
     raw: dict = {}
     with running_servers() as servers:
         servers.start("app", app_command, "/")
@@ -57,20 +66,28 @@ def run(repeats: int, latency_repeats: int) -> dict:
                     ),
                 )
                 page.close()
-            raw.update(playback.measure(context, servers, repeats))
-            raw["latency"] = edit_latency.measure(context, servers, latency_repeats)
-            print("  latency done", flush=True)
-            raw["edit_bytes"] = edit_bytes.measure(context, servers, repeats)
-            print("  edit bytes done", flush=True)
+            if wanted & {"messages", "cpu"}:
+                raw.update(playback.measure(context, servers, repeats))
+            if "latency" in wanted:
+                raw["latency"] = edit_latency.measure(context, servers, latency_repeats)
+                print("  latency done", flush=True)
+            if "edit_bytes" in wanted:
+                raw["edit_bytes"] = edit_bytes.measure(context, servers, repeats)
+                print("  edit bytes done", flush=True)
+            if "page_load" in wanted:
+                raw["page_load"] = page_load.measure(context, servers, repeats)
+                print("  page load done", flush=True)
     raw["notes"] = list(servers.notes)
     return raw
 
 
-def summarize(raw: dict) -> tuple[dict, str]:
-    """The summary of every benchmark by key, and the table printed for them."""
+def summarize(raw: dict, only: str | None = None) -> tuple[dict, str]:
+    """The summary of every benchmark (or of ``only``) by key, and the tables printed."""
     summary: dict = {}
     sections = []
     for key, bench in REPORTS:
+        if only is not None and key != only:
+            continue
         summary[key], text = bench.summarize(raw)
         sections.append(text)
     return summary, "\n\n".join(sections)
@@ -81,14 +98,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="samples per Play/idle/bytes case")
     parser.add_argument("--latency-repeats", type=int, default=6, help="edits per latency case")
+    parser.add_argument(
+        "--only", choices=[key for key, _ in REPORTS], help="run only this benchmark"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the JSON")
     args = parser.parse_args(argv)
     if not Path("/proc/self/stat").exists():
         raise SystemExit("these benchmarks read CPU time from /proc (Linux only)")
     started = time.monotonic()
     print("overlap-lab benchmarks: ratios measured side by side in one run", flush=True)
-    raw = run(max(1, args.repeats), max(1, args.latency_repeats))
-    summary, text = summarize(raw)
+    raw = run(max(1, args.repeats), max(1, args.latency_repeats), args.only)
+    summary, text = summarize(raw, args.only)
     print()
     print(text)
     total = time.monotonic() - started
