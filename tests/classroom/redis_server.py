@@ -90,6 +90,7 @@ def running_redis(directory: Path) -> Iterator[RedisServer]:
             f"redis-server is not installed at {redis_path()} "
             "(apt-get install redis-server, or set OVERLAP_LAB_REDIS)"
         )
+    directory.mkdir(parents=True, exist_ok=True)
     server = RedisServer(free_port(), directory)
     server.start()
     try:
