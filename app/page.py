@@ -21,7 +21,7 @@ def page(title: str, subtitle: str, body: pn.viewable.Viewable) -> pn.viewable.V
         f'<header class="ol-header"><h1>{html.escape(title)}</h1><p>{subtitle}</p></header>',
         sizing_mode="stretch_width",
         stylesheets=[theme.HEADER_CSS],
-        margin=(12, 10, 4, 10),
+        margin=(12, 0, 4, 0),  # aligned with the body below it
     )
     return pn.Column(
         header,

@@ -2,7 +2,8 @@
 
 A lesson that says "The timeline has five lanes. **Backward** …" names the
 lanes the bucket timeline's state lays out, and every lane it names in bold
-after that sentence is one of them; a key entry the text names is in the key.
+after that sentence is one of them. A glyph the text names ("ready (▲)") is checked
+against the widget's key as drawn, in ``tests/ui/test_lesson_key_claims_ui.py``.
 """
 
 from __future__ import annotations

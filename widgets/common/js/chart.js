@@ -113,7 +113,8 @@ export function patternId(prefix = "hatch") {
  * diamond, triangle, inverted-triangle, star). */
 export function marker(shape, x, y, size, fill, stroke = "#ffffff", strokeWidth = 1.5) {
   const r = size / 2;
-  const style = { fill, stroke, "stroke-width": strokeWidth };
+  // The shape is named on the element, so a test can read a key's glyphs as a lesson names them.
+  const style = { fill, stroke, "stroke-width": strokeWidth, "data-shape": shape };
   if (shape === "circle") return s("circle", { cx: x, cy: y, r, ...style });
   if (shape === "square") return s("rect", { x: x - r, y: y - r, width: size, height: size, ...style });
   const points = {
