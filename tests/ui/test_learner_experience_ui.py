@@ -184,3 +184,43 @@ def test_the_iframe_snippet_sizes_the_frame_to_the_widget(
     # The frame has no scroll of its own, and the chart comes early on the course page.
     scroll = frame.locator("html").evaluate("el => el.scrollHeight - el.clientHeight")
     assert scroll <= 2, scroll
+
+
+#: Font sizes and widths of a lesson's prose, a widget's explanation and an experiment button.
+TYPE_SCALE_JS = """
+() => {
+  const all = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      all.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  const px = (el) => parseFloat(getComputedStyle(el).fontSize);
+  const prose = all.find((el) => el.tagName === "P" && el.closest(".ol-lesson")
+    && el.textContent.startsWith("In data-parallel training"));
+  const lead = all.find((el) => el.tagName === "STRONG"
+    && el.textContent === "Overlap is doing its job.");
+  const button = all.find((el) => el.tagName === "BUTTON" && el.hasAttribute("data-experiment"));
+  return {
+    prose: px(prose), explanation: px(lead.parentElement), button: px(button),
+    buttonWidth: button.getBoundingClientRect().width,
+    column: prose.getBoundingClientRect().width,
+  };
+}
+"""
+
+
+def test_explanations_are_at_prose_size_and_experiment_buttons_are_restrained(
+    page: Page, server: str, ui
+):
+    # Issue 18, finding 10: the key explanation was 12 px against 16 px prose, and the
+    # experiment buttons were 820 px bright bars with 12 px text.
+    page.set_viewport_size({"width": 1280, "height": 900})
+    ui.open_widget(page, server + "/lessons/overlapping-communication")
+    sizes = page.evaluate(TYPE_SCALE_JS)
+    assert sizes["prose"] >= 16
+    assert sizes["explanation"] == sizes["prose"], sizes
+    assert sizes["button"] >= 15, sizes
+    assert sizes["buttonWidth"] < 0.75 * sizes["column"], sizes
