@@ -24,6 +24,7 @@ from widgets.model.trace import (
 )
 
 DEFAULT_MAX_LOAD = 0.25
+MIB = 1024 * 1024
 
 LABELS = {
     "backward_return_ms": "backward return",
@@ -70,6 +71,24 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
         "--threads", type=_positive_int, default=1, help="torch threads per rank (default 1)"
     )
     record.add_argument(
+        "--widths",
+        type=_positive_int,
+        nargs="+",
+        metavar="W",
+        help="feature sizes through the model, L + 1 numbers for L bias-free linear layers "
+        "(default: 13 x 1024, the 12-layer demo); e.g. 1024 2048 512 1024 for layers of "
+        "different sizes",
+    )
+    record.add_argument(
+        "--isolated-sizes",
+        type=int,
+        default=7,
+        metavar="N",
+        help="each round, also run backward alone and time all-reduces alone at N sizes "
+        "(from the smallest layer to the whole gradient), so that a fit can tell overhead and "
+        "bandwidth from contention (default 7; 0 records DDP alone)",
+    )
+    record.add_argument(
         "--out", type=Path, nargs="+", required=True, help="trace file to write (one per cap)"
     )
     record.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -82,6 +101,14 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     )
     fit_p.add_argument("traces", nargs="+", type=Path, metavar="TRACE")
     _load_option(fit_p)
+    fit_p.add_argument(
+        "--resamples",
+        type=int,
+        default=50,
+        metavar="N",
+        help="bootstrap resamples over iterations for each term's 90 %% interval (default 50; "
+        "0 skips them)",
+    )
     fit_p.add_argument("--json", action="store_true", help="print the fit as JSON")
 
     predict = sub.add_parser(
@@ -93,6 +120,11 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     predict.add_argument("--fit", nargs="+", type=Path, required=True, metavar="TRACE")
     predict.add_argument("--target", type=Path, required=True, metavar="TRACE")
     _load_option(predict)
+    predict.add_argument(
+        "--extrapolate",
+        action="store_true",
+        help="predict even a layout the fit cannot constrain (the reason is printed with it)",
+    )
     predict.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
     trim = sub.add_parser(
@@ -184,6 +216,10 @@ def _record(args: argparse.Namespace) -> int:
         raise CommandError(
             "recording needs torch: pip install 'overlap-lab[trace]' (see the README)"
         ) from None
+    if args.widths is not None and len(args.widths) < 2:
+        raise CommandError("--widths needs at least two numbers (a layer's input and output)")
+    if args.isolated_sizes < 0:
+        raise CommandError(f"--isolated-sizes must be 0 or more, got {args.isolated_sizes}")
     tty = sys.stderr.isatty()
     print(
         f"recording {args.iterations} iterations after {args.warmup} of warm-up, bucket cap "
@@ -201,6 +237,8 @@ def _record(args: argparse.Namespace) -> int:
             iterations=args.iterations,
             warmup=args.warmup,
             threads=args.threads,
+            widths=args.widths,
+            isolated_sizes=args.isolated_sizes,
             progress=progress,
         )
     except RuntimeError as exc:
@@ -219,7 +257,9 @@ def _load_all(paths: list[Path]):
 
 
 def _fit(args: argparse.Namespace) -> int:
-    result = fit(_load_all(args.traces), _max_load(args))
+    if args.resamples < 0:
+        raise CommandError(f"--resamples must be 0 or more, got {args.resamples}")
+    result = fit(_load_all(args.traces), _max_load(args), resamples=args.resamples)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
@@ -237,24 +277,59 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         if f.iterations_dropped
         else ""
     )
+    u = f.uncertainty
+
+    def iv(name: str, fmt: str = "{:.2f}") -> str:
+        if name not in u:
+            return ""
+        low, high = u[name]
+        return f" [{fmt.format(low)}, {fmt.format(high)}]"
+
+    by_rank = " / ".join(
+        f"{c:.2f}{iv(f'rank_contention[{k}]')}" for k, c in enumerate(f.rank_contention)
+    )
+    backward_from = (
+        "backward alone, communication held back"
+        if f.backward_source == "alone"
+        else "intervals free of transfers"
+    )
+    transfers_from = (
+        "all-reduces timed alone"
+        if f.transfer_source == "isolated"
+        else "the traces' buckets (no all-reduces timed alone)"
+    )
     lines = [
         f"Fitted on {', '.join(f.sources)}: {f.iterations_used} iterations{dropped}",
+        f"  backward from {backward_from}; overhead and bandwidth from {transfers_from}, "
+        f"for buckets of {f.size_range[0] / MIB:.3g} to {f.size_range[1] / MIB:.3g} MiB",
+    ]
+    if u:
+        lines.append(f"  [low, high]: 90 % bootstrap interval over {f.resamples} resamples")
+    lines += [
         "",
         f"  backward per layer       {total / n:7.2f} ms on average ({n} parameters, "
-        f"{total:.1f} ms at full speed)",
-        f"  per-transfer overhead    {f.overhead_ms:7.2f} ms",
-        f"  bandwidth                {f.bandwidth_gbps:7.3f} GB/s of bucket data",
-        f"  contention               {f.contention:7.2f}    backward runs at "
+        f"{total:.1f} ms at full speed{iv('backward_total_ms', '{:.1f}')})",
+        f"  per-transfer overhead    {f.overhead_ms:7.2f} ms{iv('overhead_ms')}",
+        f"  bandwidth                {f.bandwidth_gbps:7.3f} GB/s of bucket data"
+        f"{iv('bandwidth_gbps', '{:.3f}')}",
+        f"  contention               {f.contention:7.2f}{iv('contention')}    backward runs at "
         f"1/{1 + f.contention:.2f} of its speed while a transfer is in flight",
-        f"  contention by rank       {' / '.join(f'{c:.2f}' for c in f.rank_contention)}"
+        f"  contention by rank       {by_rank}"
         "    each iteration's most slowed rank first (the step waits for it)",
-        f"  transfer contention      {f.transfer_contention:7.2f}    a transfer runs at "
-        f"1/{1 + f.transfer_contention:.2f} of its speed while any rank computes",
-        f"  enqueue                  {f.enqueue_ms:7.2f} ms from readiness to launch",
+        f"  transfer contention      {f.transfer_contention:7.2f}{iv('transfer_contention')}"
+        f"    a transfer runs at 1/{1 + f.transfer_contention:.2f} of its speed while any "
+        "rank computes",
+        f"  enqueue                  {f.enqueue_ms:7.2f} ms{iv('enqueue_ms')} from readiness "
+        "to launch",
         f"  start skew               {f.start_skew_ms:7.2f} ms (other ranks start backward "
         "earlier than the last)",
-        f"  forward {f.forward_ms:.2f} ms, finalize {f.finalize_ms:.2f} ms, "
-        f"optimizer and after {f.after_return_ms:.2f} ms",
+        f"  forward {f.forward_ms:.2f} ms, finalize {f.finalize_ms:.2f} ms{iv('finalize_ms')}"
+        + (
+            f" + {f.finalize_ms_per_mib:.3f} ms per MiB of the last bucket"
+            if f.finalize_ms_per_mib
+            else ""
+        )
+        + f", optimizer and after {f.after_return_ms:.2f} ms",
         "",
         "Fit quality (predicted from the fit and the measured busy times)",
         f"  gradient intervals   R² {f.backward_quality.r2:5.2f}, RMS "
@@ -262,16 +337,20 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         f"  transfer durations   R² {f.transfer_quality.r2:5.2f}, RMS "
         f"{f.transfer_quality.rms_ms:.2f} ms over {f.transfer_quality.samples}",
     ]
-    if not f.separable:
+    if f.isolated_quality is not None:
+        q = f.isolated_quality
+        lines.append(
+            f"  all-reduces alone    R² {q.r2:5.2f}, RMS {q.rms_ms:.2f} ms over {q.samples} "
+            "sizes (medians)"
+        )
+    if f.transfer_source != "isolated" and not f.separable:
         lines.append(
             "  every bucket had the same size: overhead and bandwidth can't be told apart "
             "(all time is put on bandwidth); fit on two layouts"
         )
-    if not f.contention_identified:
-        lines.append(
-            "  no layer was seen both with and without a transfer in flight: contention "
-            "is set to 0; add a layout with one bucket"
-        )
+    if f.unidentified:
+        lines += ["", "Not identified by these traces:"]
+        lines += [f"  - {text}" for text in f.unidentified]
     lines += ["", "Backward per parameter at full speed (ms), in readiness order:"]
     lines.append(
         "  " + ", ".join(f"{f.parameter_names[p]} {f.backward_ms[p]:.2f}" for p in f.order)
@@ -282,11 +361,13 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
 def _predict(args: argparse.Namespace) -> int:
     fitted = fit(_load_all(args.fit), _max_load(args))
     target = load_trace(args.target)
-    result = compare(fitted, target, _max_load(args))
+    result = compare(fitted, target, _max_load(args), extrapolate=args.extrapolate)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"Predicting {target.name} ({target.layout}) from a fit on {', '.join(fitted.sources)}")
+    if result["refusal"] is not None:
+        print(f"  (extrapolated: the fit cannot constrain it: {result['refusal']})")
     print()
     print(
         f"  {'':20} {'predicted':>10} {'measured median':>16}   {'spread (IQR)':<22} {'error':>8}"

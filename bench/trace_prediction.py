@@ -1,27 +1,31 @@
-"""Fit on two bucket layouts, predict a third: record fresh traces and report every choice.
+"""The validation protocol: several workloads, every fit-two-predict-one case, and a baseline.
 
-Run from the repository root with the ``trace`` extra installed, on a quiet machine::
+Run from the repository root with the ``trace`` extra installed, on a quiet
+machine (under ``flock /tmp/overlap-bench.lock`` where others measure too)::
 
-    .venv/bin/python -m bench.trace_prediction [--iterations 30] [--keep DIR]
+    .venv/bin/python -m bench.trace_prediction [--iterations 30] [--keep DIR] [--wait-quiet 600]
+    .venv/bin/python -m bench.trace_prediction --traces DIR   # re-analyse kept traces
 
-It records the demo model (``overlap-lab record``) with four bucket caps in one
-run, their iterations alternating so that they share the machine's conditions:
-4 MiB (one layer per bucket), 12 MiB (three), 48 MiB (all twelve in one
-bucket) and 20 MiB (5 + 5 + 2 layers, a mixed layout). Then, for every
-pair of layouts and every other layout, it fits the model on the pair and
-predicts the third's median, and prints the errors against the targets of
-issue 10: backward return within 10 %, exposed tail within max(20 %, 5 ms).
-Iterations during which other processes kept more than ``--max-other-load`` of
-the cores busy are left out, both when fitting and when taking the measured
-median; the table says how many were kept. Results also go to
+For each workload of ``bench.trace_protocol.WORKLOADS`` (layer widths 512,
+1024 and 2048 with one thread per rank, 1024 with two, and a model whose
+layers differ in size) it records the four bucket layouts in one run, their
+iterations alternating, with backward alone and all-reduces alone in every
+round (``overlap-lab record``). Then for every case (each pair of layouts
+fitted, each other layout predicted) it fits the model
+(``widgets/model/trace/fit.py``, with 90 % bootstrap intervals of its terms)
+and the plain baseline (the same fit without contention: FIFO alpha-beta),
+predicts the target's median with each and prints both beside the
+measurement, marking the targets of ``bench.trace_protocol``. Iterations
+during which other processes kept more than ``--max-other-load`` of the cores
+busy are left out of fits and medians. Everything goes to
 ``bench/trace_results.json`` (not committed).
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
+import os
 import sys
 import tempfile
 import time
@@ -29,13 +33,24 @@ from pathlib import Path
 
 from app.tracing import machine
 from app.tracing.demo import record_demo
-from widgets.model.trace import TraceError, compare, fit, load_trace
+from bench.trace_protocol import (
+    RETURN_TARGET_PCT,
+    SHARE_TARGET,
+    TAIL_TARGET_MS,
+    TAIL_TARGET_PCT,
+    WORKLOADS,
+    Workload,
+    at_least_as_close,
+    cases,
+    return_ok,
+    tail_ok,
+    tally,
+)
+from widgets.model.trace import PredictionRefused, TraceError, compare, fit, load_trace
 
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "trace_results.json"
-LAYOUTS = {"1 layer": 4.0, "3 layers": 12.0, "12 layers": 48.0, "mixed 5+5+2": 20.0}
-RETURN_TARGET_PCT = 10.0
-TAIL_TARGET_PCT, TAIL_TARGET_MS = 20.0, 5.0
+RESAMPLES = 50
 
 
 def machine_load(seconds: float = 2.0) -> float | None:
@@ -45,8 +60,6 @@ def machine_load(seconds: float = 2.0) -> float | None:
     after = machine.machine_busy_ticks()
     if before is None or after is None:
         return None
-    import os
-
     return (after - before) / machine.clock_ticks_per_s() / (seconds * (os.cpu_count() or 1))
 
 
@@ -60,9 +73,177 @@ def wait_for_quiet(limit_s: float, below: float) -> float:
     return time.monotonic() - start
 
 
-def tail_ok(predicted: float, measured: float) -> bool:
-    """Exposed tail within max(20 %, 5 ms) of the measurement."""
-    return abs(predicted - measured) <= max(TAIL_TARGET_PCT / 100 * measured, TAIL_TARGET_MS)
+def slug(name: str) -> str:
+    """A folder name for a workload or layout."""
+    return "".join(c if c.isalnum() else "-" for c in name).strip("-")
+
+
+def record(w: Workload, folder: Path, iterations: int, warmup: int) -> None:
+    """Record ``w``'s layouts in one run into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record_demo(
+        [folder / f"{slug(n)}.json" for n in w.caps_mb],
+        bucket_cap_mb=list(w.caps_mb.values()),
+        iterations=iterations,
+        warmup=warmup,
+        threads=w.threads,
+        widths=list(w.widths),
+    )
+
+
+def _pair(q: dict) -> dict:
+    return {
+        "return": (q["backward_return_ms"]["predicted"], q["backward_return_ms"]["measured"]),
+        "tail": (q["exposed_tail_ms"]["predicted"], q["exposed_tail_ms"]["measured"]),
+    }
+
+
+def run_cases(traces: dict, max_load: float | None, resamples: int = RESAMPLES) -> list[dict]:
+    """Every case of one workload's ``traces`` (layout name -> Trace): model and baseline.
+
+    Each pair is fitted once for its two targets; the first pair's fit also gets
+    bootstrap intervals (``resamples``), reported for the workload.
+    """
+    rows = []
+    fits: dict[tuple[str, str], tuple] = {}
+    for pair, target in cases(list(traces)):
+        fitted = [traces[n] for n in pair]
+        row: dict = {"fitted_on": list(pair), "target": target, "refused": None}
+        try:
+            if pair not in fits:
+                n = resamples if not fits else 0
+                fits[pair] = (
+                    fit(fitted, max_load, resamples=n),
+                    fit(fitted, max_load, contention=False),
+                )
+            model, baseline = fits[pair]
+        except TraceError as exc:
+            row["refused"] = f"cannot fit: {exc}"
+            rows.append(row)
+            continue
+        row["fit"] = {
+            "overhead_ms": model.overhead_ms,
+            "bandwidth_gbps": model.bandwidth_gbps,
+            "contention": model.contention,
+            "rank_contention": model.rank_contention,
+            "transfer_contention": model.transfer_contention,
+            "backward_total_ms": sum(model.backward_ms),
+            "finalize_ms": model.finalize_ms,
+            "finalize_ms_per_mib": model.finalize_ms_per_mib,
+            "uncertainty": model.uncertainty,
+            "unidentified": list(model.unidentified),
+        }
+        try:
+            q = compare(model, traces[target], max_load)["quantities"]
+        except PredictionRefused as exc:
+            row["refused"] = str(exc)
+            q = compare(model, traces[target], max_load, extrapolate=True)["quantities"]
+            row["model_anyway"] = _pair(q)
+        else:
+            row["model"] = _pair(q)
+        qb = compare(baseline, traces[target], max_load, extrapolate=True)["quantities"]
+        row["baseline"] = _pair(qb)
+        row["step"] = (q["step_ms"]["predicted"], q["step_ms"]["measured"])
+        rows.append(row)
+    return rows
+
+
+def _cell(p: float, m: float, ok: bool) -> str:
+    err = 100 * (p - m) / m if m else float("inf")
+    return f"{p:.1f} ({err:+.0f} %){'' if ok else ' ✗'}"
+
+
+def table(rows: list[dict]) -> str:
+    """The cases as a Markdown table (✗ marks a miss of the target)."""
+    lines = [
+        "| fitted on | target | measured return / tail (ms) | model: return | model: tail | "
+        "baseline: return | baseline: tail |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        head = f"| {' + '.join(r['fitted_on'])} | {r['target']} |"
+        if r["refused"] and "baseline" not in r:
+            lines.append(f"{head} — | refused: {r['refused']} | | | |")
+            continue
+        model = r.get("model") or r["model_anyway"]
+        (pr, mr), (pt, mt) = model["return"], model["tail"]
+        (br, _), (bt, _) = r["baseline"]["return"], r["baseline"]["tail"]
+        closer = at_least_as_close(pt, bt, mt)
+        refused = " (refused)" if r["refused"] else ""
+        lines.append(
+            f"{head} {mr:.1f} / {mt:.1f} | {_cell(pr, mr, return_ok(pr, mr))}{refused} | "
+            f"{_cell(pt, mt, tail_ok(pt, mt))}{'' if closer else ' (farther than baseline)'} | "
+            f"{_cell(br, mr, return_ok(br, mr))} | {_cell(bt, mt, tail_ok(bt, mt))} |"
+        )
+    return "\n".join(lines)
+
+
+def terms_line(rows: list[dict]) -> str:
+    """The fitted terms of the first case, with their bootstrap intervals."""
+    for r in rows:
+        if "fit" not in r:
+            continue
+        f, u = r["fit"], r["fit"]["uncertainty"]
+
+        def iv(name: str, value: float, fmt: str = "{:.2f}", u: dict = u) -> str:
+            if name not in u:
+                return fmt.format(value)
+            lo, hi = u[name]
+            return f"{fmt.format(value)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+
+        ranks = " / ".join(
+            iv(f"rank_contention[{k}]", c) for k, c in enumerate(f["rank_contention"])
+        )
+        return (
+            f"fit on {' + '.join(r['fitted_on'])} (90 % bootstrap intervals): backward "
+            f"{iv('backward_total_ms', f['backward_total_ms'], '{:.1f}')} ms, overhead "
+            f"{iv('overhead_ms', f['overhead_ms'])} ms, bandwidth "
+            f"{iv('bandwidth_gbps', f['bandwidth_gbps'], '{:.3f}')} GB/s, contention {ranks} "
+            f"by rank, transfer contention {iv('transfer_contention', f['transfer_contention'])}"
+        )
+    return "no fit"
+
+
+def analyse(folders: dict[str, Path], max_load: float | None, resamples: int) -> dict:
+    """Run every workload's cases from its folder of traces; print and return the results."""
+    out: dict = {"max_other_load": max_load, "workloads": {}}
+    every = []
+    for w in WORKLOADS:
+        folder = folders.get(w.name)
+        if folder is None:
+            continue
+        traces = {n: load_trace(folder / f"{slug(n)}.json") for n in w.caps_mb}
+        first = next(iter(traces.values()))
+        load = first.other_load
+        kept = int(((load <= (max_load if max_load is not None else 1e9)) | (load != load)).sum())
+        rows = run_cases(traces, max_load, resamples)
+        every += rows
+        t = tally(rows)
+        print(f"\n### {w.name}\n")
+        print(
+            f"layouts: {', '.join(f'{n} ({traces[n].layout})' for n in traces)}; "
+            f"{kept}/{first.n_iterations} quiet iterations"
+        )
+        print(terms_line(rows) + "\n")
+        print(table(rows))
+        print(
+            f"\nbackward return within {RETURN_TARGET_PCT:g} %: model {t.return_hits}/{t.cases}, "
+            f"baseline {t.baseline_return_hits}/{t.cases}; exposed tail within "
+            f"max({TAIL_TARGET_PCT:g} %, {TAIL_TARGET_MS:g} ms): model {t.tail_hits}/{t.cases}, "
+            f"baseline {t.baseline_tail_hits}/{t.cases}; model at least as close as the "
+            f"baseline on the tail: {t.closer_than_baseline}/{t.cases}; refused: {t.refused}"
+        )
+        out["workloads"][w.name] = {"folder": str(folder), "rows": rows, "tally": t.__dict__}
+    t = tally(every)
+    print(
+        f"\n## all workloads: {t.cases} cases\n\nbackward return within {RETURN_TARGET_PCT:g} %: "
+        f"{t.return_hits}/{t.cases} (target {SHARE_TARGET:.0%}); exposed tail within "
+        f"max({TAIL_TARGET_PCT:g} %, {TAIL_TARGET_MS:g} ms): {t.tail_hits}/{t.cases}; "
+        f"model at least as close as the baseline on the tail: {t.closer_than_baseline}/"
+        f"{t.cases} (target: all); refused {t.refused}. Targets met: {'yes' if t.met else 'no'}"
+    )
+    out["tally"] = t.__dict__
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,114 +251,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--max-other-load", type=float, default=0.1)
+    parser.add_argument("--resamples", type=int, default=RESAMPLES, help="bootstrap resamples")
     parser.add_argument("--keep", type=Path, help="folder to keep the recorded traces in")
     parser.add_argument(
         "--wait-quiet",
         type=float,
         default=0.0,
         metavar="SECONDS",
-        help="before recording, wait up to this long for the machine to be quiet "
-        "(under --quiet-below of the cores busy over 3 s)",
+        help="before recording each workload, wait up to this long for the machine to be "
+        "quiet (under --quiet-below of the cores busy over 3 s)",
     )
     parser.add_argument("--quiet-below", type=float, default=0.15, metavar="SHARE")
+    parser.add_argument(
+        "--only", nargs="+", metavar="WORKLOAD", help="workload names (default: all)"
+    )
     parser.add_argument(
         "--traces", type=Path, help="use the traces already in this folder instead of recording"
     )
     args = parser.parse_args(argv)
-
-    load = machine_load()
-    print(f"machine busy before recording: {load:.0%} of the cores" if load is not None else "")
-    folder = args.traces or args.keep or Path(tempfile.mkdtemp(prefix="overlap-lab-bench-"))
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {name: folder / f"cap{cap:g}.json" for name, cap in LAYOUTS.items()}
+    chosen = [w for w in WORKLOADS if not args.only or w.name in args.only]
+    root = args.traces or args.keep or Path(tempfile.mkdtemp(prefix="overlap-lab-bench-"))
+    folders = {w.name: root / slug(w.name) for w in chosen}
     if not args.traces:
-        if args.wait_quiet > 0:
-            waited = wait_for_quiet(args.wait_quiet, args.quiet_below)
-            print(f"waited {waited:.0f} s for a quiet machine", flush=True)
-        print(f"recording {args.iterations} iterations of each layout, alternating ...", flush=True)
-        record_demo(
-            list(paths.values()),
-            bucket_cap_mb=list(LAYOUTS.values()),
-            iterations=args.iterations,
-            warmup=args.warmup,
-        )
-    traces = {name: load_trace(p) for name, p in paths.items()}
-    max_load = args.max_other_load
-    for name, t in traces.items():
-        quiet = int(((t.other_load <= max_load) | (t.other_load != t.other_load)).sum())
-        print(f"  {name:12} {t.layout:34} {quiet}/{t.n_iterations} quiet iterations")
-
-    rows = []
-    print()
-    header = (
-        f"{'fitted on':28} {'target':12} {'backward return':>24} {'exposed tail':>26} "
-        f"{'comm end':>9} {'step':>8}"
-    )
-    print(header)
-    print("-" * len(header))
-    for pair in itertools.combinations(LAYOUTS, 2):
-        try:
-            fitted = fit([traces[n] for n in pair], max_load)
-        except TraceError as exc:
-            print(f"{' + '.join(pair):28} cannot fit: {exc}")
-            continue
-        for target in LAYOUTS:
-            if target in pair:
-                continue
-            try:
-                q = compare(fitted, traces[target], max_load)["quantities"]
-            except TraceError as exc:
-                print(f"{' + '.join(pair):28} {target:12} cannot compare: {exc}")
-                continue
-            ret, tail = q["backward_return_ms"], q["exposed_tail_ms"]
-            ret_ok = abs(ret["error_pct"]) <= RETURN_TARGET_PCT
-            t_ok = tail_ok(tail["predicted"], tail["measured"])
-            rows.append(
-                {
-                    "fitted_on": list(pair),
-                    "target": target,
-                    "quantities": q,
-                    "backward_return_ok": ret_ok,
-                    "exposed_tail_ok": t_ok,
-                    "fit": {
-                        k: getattr(fitted, k)
-                        for k in (
-                            "overhead_ms",
-                            "bandwidth_gbps",
-                            "contention",
-                            "transfer_contention",
-                        )
-                    },
-                }
-            )
+        for w in chosen:
+            if args.wait_quiet > 0:
+                waited = wait_for_quiet(args.wait_quiet, args.quiet_below)
+                print(f"waited {waited:.0f} s for a quiet machine", flush=True)
+            load = machine_load()
             print(
-                f"{' + '.join(pair):28} {target:12} "
-                f"{ret['predicted']:6.1f}/{ret['measured']:6.1f} {ret['error_pct']:+6.1f}% "
-                f"{'ok' if ret_ok else 'MISS':4} "
-                f"{tail['predicted']:6.1f}/{tail['measured']:6.1f} {tail['error_pct']:+7.1f}% "
-                f"{'ok' if t_ok else 'MISS':4} "
-                f"{q['communication_end_ms']['error_pct']:+8.1f}% "
-                f"{q['step_ms']['error_pct']:+7.1f}%"
+                f"recording {w.name}: {args.iterations} iterations of each layout, alternating "
+                f"(machine busy before: {load:.0%})",
+                flush=True,
             )
-    n_ret = sum(r["backward_return_ok"] for r in rows)
-    n_tail = sum(r["exposed_tail_ok"] for r in rows)
-    print()
-    print(
-        f"backward return within {RETURN_TARGET_PCT:g} %: {n_ret}/{len(rows)}; exposed tail "
-        f"within max({TAIL_TARGET_PCT:g} %, {TAIL_TARGET_MS:g} ms): {n_tail}/{len(rows)}"
-    )
-    print("(predicted/measured in ms; measured = median over the quiet iterations)")
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "machine_load_before": load,
-                "traces": {n: str(p) for n, p in paths.items()},
-                "max_other_load": max_load,
-                "rows": rows,
-            },
-            indent=2,
-        )
-    )
+            record(w, folders[w.name], args.iterations, args.warmup)
+    folders = {n: f for n, f in folders.items() if f.exists()}
+    max_load = None if args.max_other_load < 0 else args.max_other_load
+    results = analyse(folders, max_load, args.resamples)
+    RESULTS.write_text(json.dumps(results, indent=2, default=float))
     return 0
 
 

@@ -1,5 +1,7 @@
 """The demo run behind ``overlap-lab record``: 12 x Linear(1024, 1024, bias=False) on 2 gloo ranks.
 
+Other widths (and layers of different sizes) via ``widths``.
+
 ``record_demo`` (torch-free) starts one worker process per rank,
 ``python -m app.tracing.demo --rank R ...``, which meet on 127.0.0.1 at a free
 port; rank 0 gathers the trace and writes it to a temporary file, which is
@@ -11,6 +13,7 @@ about X / 4 layers in a bucket (a bucket closes once it reaches the cap).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import socket
@@ -24,7 +27,8 @@ LAYERS = 12
 WIDTH = 1024
 BATCH = 64
 WORLD_SIZE = 2
-MODEL_DESCRIPTION = f"{LAYERS} x Linear({WIDTH}, {WIDTH}, bias=False), batch {BATCH} per rank"
+WIDTHS = [WIDTH] * (LAYERS + 1)  # feature sizes through the model: L + 1 for L layers
+ISOLATED_SIZES = 7  # all-reduce sizes timed alone in every round
 JOIN_TIMEOUT_S = 120
 
 
@@ -35,6 +39,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def model_description(widths: list[int], batch: int = BATCH) -> str:
+    """The model in words: ``12 x Linear(1024, 1024, bias=False), batch 64 per rank``."""
+    pairs = list(itertools.pairwise(widths))
+    if len(set(pairs)) == 1:
+        a, b = pairs[0]
+        layers = f"{len(pairs)} x Linear({a}, {b}, bias=False)"
+    else:
+        layers = " -> ".join(f"Linear({a}, {b})" for a, b in pairs) + " (bias=False)"
+    return f"{layers}, batch {batch} per rank"
+
+
 def _worker(args: argparse.Namespace) -> None:
     from datetime import timedelta
 
@@ -43,6 +58,7 @@ def _worker(args: argparse.Namespace) -> None:
     from torch import nn
     from torch.nn.parallel import DistributedDataParallel
 
+    from .isolated import IsolatedTimer, allreduce_sizes
     from .recorder import TraceRecorder, write_trace
 
     torch.set_num_threads(args.threads)
@@ -53,20 +69,36 @@ def _worker(args: argparse.Namespace) -> None:
         world_size=args.world_size,
         timeout=timedelta(seconds=JOIN_TIMEOUT_S),
     )
+    widths = args.widths
+    description = model_description(widths, args.batch)
+
+    def build() -> nn.Module:
+        torch.manual_seed(0)  # same weights on every rank and for every cap
+        return nn.Sequential(*[nn.Linear(a, b, bias=False) for a, b in itertools.pairwise(widths)])
+
     caps = args.bucket_cap_mb
     runs = []
     for cap in caps:
-        torch.manual_seed(0)  # same weights on every rank and for every cap
-        model = nn.Sequential(*[nn.Linear(WIDTH, WIDTH, bias=False) for _ in range(LAYERS)])
-        ddp = DistributedDataParallel(model, bucket_cap_mb=cap)
-        recorder = TraceRecorder(ddp, bucket_cap_mb=cap, model_description=MODEL_DESCRIPTION)
+        ddp = DistributedDataParallel(build(), bucket_cap_mb=cap)
+        recorder = TraceRecorder(ddp, bucket_cap_mb=cap, model_description=description)
         runs.append((ddp, recorder, torch.optim.SGD(ddp.parameters(), lr=1e-3)))
+    timer = None
+    if args.isolated_sizes > 0:
+        # Backward alone: a copy whose buckets are handed back unreduced. One bucket of
+        # everything, so DDP calls the hook once, after the whole backward.
+        whole_mib = sum(a * b for a, b in itertools.pairwise(widths)) * 4 / 2**20
+        alone = DistributedDataParallel(build(), bucket_cap_mb=2 * whole_mib + 1)
+        alone_recorder = TraceRecorder(alone, communicate=False, model_description=description)
+        sizes = allreduce_sizes(alone_recorder.parameter_bytes, args.isolated_sizes)
+        timer = IsolatedTimer(sizes, alone_recorder)
+        runs.append((alone, alone_recorder, torch.optim.SGD(alone.parameters(), lr=1e-3)))
     generator = torch.Generator().manual_seed(1 + args.rank)
-    x = torch.randn(BATCH, WIDTH, generator=generator)
+    x = torch.randn(args.batch, widths[0], generator=generator)
     total = args.warmup + args.iterations
     for i in range(total):
         # With several caps, their iterations alternate, so that whatever else the
-        # machine does at the time falls on every cap alike.
+        # machine does at the time falls on every cap alike; backward alone and the
+        # isolated all-reduces take their turn in the same round.
         for ddp, recorder, optimizer in runs:
             with recorder.iteration():
                 loss = ddp(x).pow(2).mean()
@@ -75,6 +107,8 @@ def _worker(args: argparse.Namespace) -> None:
                 with recorder.optimizer():
                     optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
+        if timer is not None:
+            timer.time_allreduces()
         if args.rank == 0:
             print(f"iteration {i + 1}/{total}", flush=True)
     command = (
@@ -86,12 +120,18 @@ def _worker(args: argparse.Namespace) -> None:
         if len(caps) > 1
         else ""
     )
-    for cap, (_, recorder, _), out in zip(caps, runs, args.out, strict=True):
+    isolated = None if timer is None else timer.gather(args.warmup)
+    for cap, (_, recorder, _), out in zip(caps, runs[: len(caps)], args.out, strict=True):
         note = (
-            f"{command}: {MODEL_DESCRIPTION}, SGD, {args.world_size} gloo ranks on 127.0.0.1, "
+            f"{command}: {description}, SGD, {args.world_size} gloo ranks on 127.0.0.1, "
             f"{args.threads} thread(s) per rank{together.format(cap=cap)}."
         )
-        trace = recorder.gather(warmup=args.warmup, note=note)
+        if timer is not None:
+            note += (
+                " Each round also ran backward alone (communication held back) and all-reduces "
+                f"alone at {len(timer.sizes)} sizes (the trace's isolated block)."
+            )
+        trace = recorder.gather(warmup=args.warmup, note=note, isolated=isolated)
         if trace is not None:
             write_trace(trace, out)
     dist.barrier()
@@ -106,13 +146,20 @@ def record_demo(
     warmup: int,
     threads: int = 1,
     world_size: int = WORLD_SIZE,
+    widths: list[int] | None = None,
+    batch: int = BATCH,
+    isolated_sizes: int = ISOLATED_SIZES,
     progress: Callable[[str], None] | None = None,
 ) -> dict | list[dict]:
     """Run the demo on ``world_size`` local gloo ranks and write its trace to ``out``.
 
     With a list of caps (and one ``out`` per cap), one model per cap is trained
     in the same run, their iterations alternating, and each gets its own trace:
-    the layouts then share whatever else the machine was doing. ``progress``
+    the layouts then share whatever else the machine was doing. ``widths`` are
+    the feature sizes through the model (L + 1 numbers for L bias-free linear
+    layers; default 12 layers of 1024). Unless ``isolated_sizes`` is 0, every
+    round also runs backward alone and all-reduces alone at that many sizes
+    (``app.tracing.isolated``), stored in every trace. ``progress``
     receives rank 0's progress lines as they come. Returns the trace (a list of
     them for a list of caps). Raises ``RuntimeError`` with the workers' output
     when a rank fails; nothing is written then.
@@ -124,6 +171,9 @@ def record_demo(
     outs = [Path(p) for p in out] if several else [Path(out)]
     if len(caps) != len(outs):
         raise ValueError("give one output file per bucket cap")
+    widths = list(WIDTHS if widths is None else widths)
+    if len(widths) < 2 or min(widths) < 1:
+        raise ValueError("give at least two positive widths (a layer's input and output)")
     port = free_port()
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": str(threads)}
     with tempfile.TemporaryDirectory(prefix="overlap-lab-record-") as tmp:
@@ -144,6 +194,12 @@ def record_demo(
             str(warmup),
             "--threads",
             str(threads),
+            "--widths",
+            *[str(w) for w in widths],
+            "--batch",
+            str(batch),
+            "--isolated-sizes",
+            str(isolated_sizes),
             "--out",
             *[str(p) for p in partials],
         ]
@@ -200,6 +256,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--iterations", type=int, required=True)
     parser.add_argument("--warmup", type=int, required=True)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--widths", type=int, nargs="+", default=WIDTHS)
+    parser.add_argument("--batch", type=int, default=BATCH)
+    parser.add_argument("--isolated-sizes", type=int, default=ISOLATED_SIZES)
     parser.add_argument("--out", nargs="+", required=True)
     _worker(parser.parse_args(argv))
     # Interpreter shutdown can destroy gloo's still-joinable threads and abort

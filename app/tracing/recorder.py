@@ -77,6 +77,10 @@ class TraceRecorder:
     Creating it registers a post-accumulate-grad hook on every parameter that
     requires a gradient and a communication hook on ``ddp_model`` (DDP allows one
     communication hook per model, registered before the first backward).
+    With ``communicate=False`` the hook holds communication back: it hands each
+    bucket back at once, unreduced, so backward runs with all of DDP's own
+    bookkeeping but no all-reduce (backward alone, for ``app.tracing.isolated``;
+    the ranks' gradients are then not averaged, so use it on a model kept for timing).
     """
 
     def __init__(
@@ -86,8 +90,10 @@ class TraceRecorder:
         process_group: dist.ProcessGroup | None = None,
         bucket_cap_mb: float | None = None,
         model_description: str = "",
+        communicate: bool = True,
     ) -> None:
         self.ddp = ddp_model
+        self.communicate = communicate
         self.group = process_group if process_group is not None else dist.group.WORLD
         self.rank = dist.get_rank(self.group)
         self.world_size = dist.get_world_size(self.group)
@@ -107,6 +113,11 @@ class TraceRecorder:
         self._iterations: list[dict[str, Any]] = []
         self._current: dict[str, Any] | None = None
 
+    @property
+    def parameter_bytes(self) -> list[int]:
+        """Gradient bytes of each recorded parameter, in registration order."""
+        return list(self._bytes)
+
     # -- hooks ---------------------------------------------------------------
 
     def _grad_hook(self, index: int):
@@ -121,7 +132,11 @@ class TraceRecorder:
     # hook carries none.
     def _comm_hook(self, state, bucket):
         issue = time.perf_counter_ns()
-        future = default_hooks.allreduce_hook(state, bucket)
+        if self.communicate:
+            future = default_hooks.allreduce_hook(state, bucket)
+        else:
+            future = torch.futures.Future()
+            future.set_result(bucket.buffer())
         enqueued = time.perf_counter_ns()
         record = {
             "index": bucket.index(),
@@ -189,12 +204,15 @@ class TraceRecorder:
         """This rank's raw records (nanosecond clock readings), one per iteration."""
         return self._iterations
 
-    def gather(self, warmup: int = 0, note: str = "") -> dict[str, Any] | None:
+    def gather(
+        self, warmup: int = 0, note: str = "", isolated: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
         """Collect every rank's records on rank 0 and build the trace (a collective).
 
         The first ``warmup`` iterations are dropped (iteration 0 reduces the whole
-        model as one bucket before DDP rebuilds its buckets). Returns the validated
-        trace on rank 0 and None on the other ranks.
+        model as one bucket before DDP rebuilds its buckets). ``isolated`` (from
+        ``IsolatedTimer.gather``, rank 0) is stored as the trace's ``isolated``
+        block. Returns the validated trace on rank 0 and None on the other ranks.
         """
         gathered: list[Any] | None = [None] * self.world_size if self.rank == 0 else None
         dist.gather_object(self._iterations, gathered, dst=0, group=self.group)
@@ -207,6 +225,8 @@ class TraceRecorder:
             warmup=warmup,
             metadata=self._metadata(warmup, note),
         )
+        if isolated is not None:
+            trace["isolated"] = isolated
         validate_trace(trace)
         return trace
 

@@ -147,6 +147,46 @@ def synthetic_document(
     }
 
 
+def isolated_block(
+    truth: Truth | None = None,
+    *,
+    sizes_mib: tuple[float, ...] = (4, 8, 16, 32, 48),
+    repetitions: int = 9,
+    jitter: float = 0.03,
+    seed: int = 0,
+) -> dict:
+    """An ``isolated`` block made with ``truth``: all-reduces alone take ``transfer_ms``
+    of their size and backward alone runs each layer at its ``backward_ms`` (last
+    layer first), each repetition jittered by ``jitter`` (relative)."""
+    truth = truth or Truth()
+    rng = np.random.default_rng(seed)
+    allreduce = []
+    for mib in sizes_mib:
+        t = float(truth.transfer_ms(np.array(mib * MIB)))
+        ms = t * (1 + jitter * rng.standard_normal(repetitions))
+        allreduce.append({"bytes": int(mib * MIB), "ms": [round(float(x), 4) for x in ms]})
+    backward = []
+    base = np.asarray(truth.backward_ms)
+    for _ in range(repetitions):
+        ranks = []
+        for _r in range(truth.world_size):
+            work = base * (1 + jitter * rng.standard_normal(N_PARAMS))
+            ready = np.empty(N_PARAMS)
+            ready[::-1] = np.cumsum(work[::-1])  # the last layer is computed first
+            ranks.append(
+                {
+                    "backward_ms": round(float(ready.max()) + truth.finalize_ms, 4),
+                    "grad_ready": [round(float(x), 4) for x in ready],
+                }
+            )
+        backward.append({"ranks": ranks})
+    return {
+        "method": "synthetic: made from the truth",
+        "allreduce": allreduce,
+        "backward": backward,
+    }
+
+
 def edited(document: dict, path: str, value=None, delete: bool = False) -> dict:
     """A deep copy of ``document`` with the field at ``path`` (``a.b[0].c``) set or deleted."""
     doc = copy.deepcopy(document)

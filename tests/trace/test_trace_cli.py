@@ -30,7 +30,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_fit_prints_the_numbers_and_their_quality(files, capsys) -> None:
-    assert _run(["fit", str(files["one"]), str(files["all"])]) == 0
+    assert _run(["fit", str(files["one"]), str(files["all"]), "--resamples", "3"]) == 0
     text = capsys.readouterr().out
     assert "Fitted on one.json, all.json: 12 iterations" in text
     for label in (
@@ -47,7 +47,7 @@ def test_fit_prints_the_numbers_and_their_quality(files, capsys) -> None:
 
 
 def test_fit_json(files, capsys) -> None:
-    assert _run(["fit", str(files["one"]), str(files["all"]), "--json"]) == 0
+    assert _run(["fit", str(files["one"]), str(files["all"]), "--json", "--resamples", "3"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["overhead_ms"] == pytest.approx(1.0, rel=0.05)
     assert d["contention"] == pytest.approx(0.5, rel=0.1)
@@ -117,6 +117,10 @@ def test_record_refuses_to_overwrite_before_starting(tmp_path, capsys) -> None:
         ["record", "--bucket-cap-mb", "4"],
         ["predict", "--fit", "a.json"],
         ["record", "--bucket-cap-mb", "4", "12", "--out", "x.json"],
+        ["record", "--bucket-cap-mb", "4", "--widths", "512", "--out", "x.json"],
+        ["record", "--bucket-cap-mb", "4", "--isolated-sizes", "-1", "--out", "x.json"],
+        ["record", "--bucket-cap-mb", "4", "--widths", "512", "0", "--out", "x.json"],
+        ["fit", "a.json", "--resamples", "-1"],
     ],
 )
 def test_bad_arguments_are_refused(argv, capsys) -> None:
@@ -153,3 +157,41 @@ def test_traces_of_one_run_are_trimmed_together(tmp_path) -> None:
         doc = json.loads(p.read_text())
         assert [it["iteration"] for it in doc["iterations"]] == [6, 8]  # worst loads 0.1, 0.2
         assert "in 2 traces of one run (at most 20% of the cores)" in doc["metadata"]["note"]
+
+
+def test_fit_reports_intervals_and_what_it_could_not_identify(files, capsys) -> None:
+    assert _run(["fit", str(files["three"]), str(files["all"]), "--resamples", "5"]) == 0
+    text = capsys.readouterr().out
+    assert "[low, high]: 90 % bootstrap interval over 5 resamples" in text
+    assert (
+        "overhead and bandwidth from the traces' buckets (no all-reduces timed alone), "
+        "for buckets of 12 to 48 MiB" in text
+    )
+    assert (
+        "Not identified by these traces:\n  - overhead and bandwidth: the traces hold no "
+        "all-reduces timed alone" in text
+    )
+    assert _run(["fit", str(files["three"]), str(files["all"]), "--resamples", "0"]) == 0
+    assert "bootstrap" not in capsys.readouterr().out
+
+
+def test_predict_refuses_what_the_fit_cannot_constrain(files, capsys) -> None:
+    # Fitted on 12 and 48 MiB buckets without all-reduces timed alone: 4 MiB is outside.
+    argv = [
+        "predict",
+        "--fit",
+        str(files["three"]),
+        str(files["all"]),
+        "--target",
+        str(files["one"]),
+    ]
+    assert _run(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "overlap-lab predict: error: one.json (12 buckets: 1+1+1+1+1+1+1+1+1+1+1+1 parameters): "
+        "the fit cannot predict it: buckets of 4 MiB lie outside the fitted buckets' sizes "
+        "(12 MiB to 48 MiB)"
+    )
+    assert _run([*argv, "--extrapolate"]) == 0
+    out = capsys.readouterr().out
+    assert "(extrapolated: the fit cannot constrain it: buckets of 4 MiB lie outside" in out

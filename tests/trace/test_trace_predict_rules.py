@@ -100,7 +100,15 @@ PUBLIC = {
     # fit
     "Fit",
     "FitQuality",
+    "TERMS",
     "fit",
+    "term_values",
+    # bootstrap
+    "resample_trace",
+    # identify
+    "PredictionRefused",
+    "check_predictable",
+    "refusal",
     # predict
     "Prediction",
     "buckets_for_cap",
@@ -301,7 +309,8 @@ def _target(other_loads=(0.0, 0.0, 0.0, 0.5)):
 
 def test_compare_reports_rounded_medians_and_spread_of_quiet_iterations() -> None:
     result = compare(_twelve_fit(), _target())
-    assert set(result) == {"quantities", "target", "target_layout", "fitted_on"}
+    assert set(result) == {"quantities", "refusal", "target", "target_layout", "fitted_on"}
+    assert result["refusal"] is None
     assert result["target"] == "target.json"
     assert result["target_layout"] == "1 bucket: 12 parameters"
     assert result["fitted_on"] == ["x.json", "y.json"]

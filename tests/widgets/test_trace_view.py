@@ -419,3 +419,30 @@ def test_the_machine_note_says_how_busy_other_processes_kept_it(view) -> None:
     upload(view, json.dumps(doc), "busy.json")
     m = view.state["machine"]
     assert (m["load_low"], m["load_high"]) == (0.1, 0.3)
+
+
+# --- what the fit can vouch for, and how well the model predicts in general ----------------------
+
+
+def test_the_fit_says_what_it_cannot_vouch_for_and_how_well_it_predicts(view) -> None:
+    from widgets.trace_viewer.component import PREDICTION_QUALITY
+
+    # Three layers per bucket (12 MiB) from the 4, 20 + 8 and 48 MiB runs: inside their sizes.
+    caveat = view.state["fit"]["caveat"]
+    assert "cannot vouch" not in caveat and caveat.endswith(PREDICTION_QUALITY)
+    # The shipped traces hold no all-reduces timed alone, and the fit says what that costs.
+    assert (
+        "Not identified by the fitted traces: overhead and bandwidth: the traces hold no "
+        "all-reduces timed alone" in caveat
+    )
+    # One bucket (48 MiB) from runs whose buckets hold at most 20 MiB: the fit says so.
+    view.settings.trace = "one-bucket.json"
+    assert view.state["fit"]["caveat"].startswith(
+        "The fit cannot vouch for this layout: buckets of 48 MiB lie outside the fitted "
+        "buckets' sizes (4 MiB to 20 MiB)"
+    )
+    # ...and so does the what-if for a cap that makes it, not for one inside that range.
+    view.settings.what_if_cap_mb = 100.0
+    assert view.state["what_if"]["refusal"].startswith("buckets of 48 MiB lie outside")
+    view.settings.what_if_cap_mb = 12.0
+    assert view.state["what_if"]["refusal"] is None

@@ -30,6 +30,7 @@ from ..model.trace import (
     TraceError,
     error_pct,
     parse_trace,
+    refusal,
     summarize,
 )
 from ..model.trace import measure as measure_trace
@@ -68,6 +69,9 @@ NAMES = {
 MAX_UPLOAD_MESSAGE_BYTES = 2 * MAX_TRACE_BYTES
 NAME_CHARS = 80
 SIGNED_PCT = Quantity("%", digits=1)
+#: How well the model predicts in general, from the validation protocol (bench/README.md,
+#: "The model on workloads it was not fitted on"): not only on the shipped traces.
+PREDICTION_QUALITY = "PROTOCOL SUMMARY PENDING"
 
 
 class TraceView(WidgetComponent):
@@ -419,7 +423,21 @@ def _fit_state(r: TraceViewResult) -> dict:
             "rms_ms": float(f.transfer_quality.rms_ms),
             "samples": int(f.transfer_quality.samples),
         },
+        "caveat": fit_caveat(r),
     }
+
+
+def fit_caveat(r: TraceViewResult) -> str:
+    """What the fit cannot vouch for here, and how well the model predicts in general."""
+    f = r.fit
+    parts = []
+    reason = refusal(f, r.trace.bucket_bytes)
+    if reason is not None and not r.fitted_on_self:
+        parts.append(f"The fit cannot vouch for this layout: {reason}.")
+    if f.unidentified:
+        parts.append(f"Not identified by the fitted traces: {'; '.join(f.unidentified)}.")
+    parts.append(PREDICTION_QUALITY)
+    return " ".join(parts)
 
 
 def _defining_state(r: TraceViewResult) -> list[dict]:
@@ -456,4 +474,7 @@ def _what_if_state(r: TraceViewResult) -> dict:
         "predicted": {q: float(w.predicted[q]) for q in QUANTITIES},
         "measured": None if w.measured is None else {q: float(w.measured[q]) for q in QUANTITIES},
         "measured_name": w.measured_name,
+        "refusal": refusal(
+            r.fit, [sum(r.fit.parameter_bytes[p] for p in b) for b in w.bucket_parameters]
+        ),
     }

@@ -330,7 +330,7 @@ function drawFit(r, state) {
     source = `fitted on ${f.sources.join(", ")} (${f.iterations_used} iterations), ` +
       (f.includes_shown ? "which include the trace shown" : "not on the trace shown: what is drawn is a prediction");
   }
-  r.fitText.textContent = `The schedule model, ${source}.`;
+  r.fitText.textContent = `The schedule model, ${source}. ${f.caveat}`;
   const r2 = (v) => (v === null ? "—" : v.toFixed(2));
   const c2 = (v) => v.toFixed(2);
   const rows = [
@@ -351,7 +351,8 @@ function drawWhatIf(r, w) {
   const beside = w.measured
     ? `Measured beside it: ${w.measured_name}, recorded with that layout (medians).`
     : "No shipped trace has this layout: record one to check the prediction.";
-  r.whatIfText.textContent = `At ${cap} MiB DDP makes ${w.layout}. ${beside}`;
+  const vouch = w.refusal ? ` The fit cannot vouch for this layout: ${w.refusal}.` : "";
+  r.whatIfText.textContent = `At ${cap} MiB DDP makes ${w.layout}. ${beside}${vouch}`;
   const names = { communication_end_ms: "Communication end", exposed_tail_ms: "Exposed tail", backward_return_ms: "Backward return", step_ms: "Step" };
   for (const q of WHAT_IF_ORDER) {
     const card = r.whatIf[q];

@@ -7,7 +7,11 @@ numpy and the standard library only (no torch): a trace is data, recorded by
   naming the field;
 - ``load``: size-limited parsing into a ``Trace`` of arrays;
 - ``measure``: per-iteration quantities in the schedule model's terms;
-- ``fit``: backward per layer, contention, transfer overhead and bandwidth;
+- ``fit``: backward per layer, contention, transfer overhead and bandwidth
+  (from all-reduces and backward timed alone when the trace has them), and the
+  plain baseline without contention;
+- ``bootstrap``: 90 % intervals of the fitted terms over iterations;
+- ``identify``: whether a fit can predict a layout, and why not;
 - ``predict``: a layout's step from a fit, by ``widgets.model.ranks``, beside
   what was measured;
 - ``chrome``: export to the Chrome trace event format.
@@ -15,8 +19,10 @@ numpy and the standard library only (no torch): a trace is data, recorded by
 
 from __future__ import annotations
 
+from .bootstrap import resample_trace
 from .chrome import to_chrome_trace
-from .fit import Fit, FitQuality, fit
+from .fit import TERMS, Fit, FitQuality, fit, term_values
+from .identify import PredictionRefused, check_predictable, refusal
 from .load import (
     MAX_TRACE_BYTES,
     Trace,
@@ -42,16 +48,19 @@ __all__ = [
     "FORMAT",
     "MAX_TRACE_BYTES",
     "QUANTITIES",
+    "TERMS",
     "VERSION",
     "Fit",
     "FitQuality",
     "Measured",
     "Prediction",
+    "PredictionRefused",
     "Summary",
     "Trace",
     "TraceError",
     "buckets_for_cap",
     "check_consistency",
+    "check_predictable",
     "check_schema",
     "compare",
     "error_pct",
@@ -63,8 +72,11 @@ __all__ = [
     "parse_trace",
     "predict_layout",
     "quiet_iterations",
+    "refusal",
+    "resample_trace",
     "schema",
     "summarize",
+    "term_values",
     "to_chrome_trace",
     "validate_trace",
     "write_trace",

@@ -44,6 +44,22 @@ class Trace:
     issue: np.ndarray  # (I, R, B)
     enqueued: np.ndarray  # (I, R, B)
     complete: np.ndarray  # (I, R, B)
+    # The optional isolated block (None when the trace has none): all-reduces alone...
+    isolated_bytes: np.ndarray | None = None  # (S,) sizes, ascending
+    isolated_ms: tuple[np.ndarray, ...] | None = None  # per size, each repetition's ms
+    # ...and backward alone, ms from each rank's backward start
+    alone_grad_ready: np.ndarray | None = None  # (I', R, P)
+    alone_backward_ms: np.ndarray | None = None  # (I', R)
+
+    @property
+    def has_isolated(self) -> bool:
+        """Whether the trace holds all-reduces alone and backward alone (``isolated``)."""
+        return (
+            self.isolated_bytes is not None
+            and self.isolated_bytes.size > 0
+            and self.alone_grad_ready is not None
+            and self.alone_grad_ready.shape[0] > 0
+        )
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -190,6 +206,7 @@ def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
         )
 
     bucket_bytes = np.array([b["bytes"] for b in its[0]["ranks"][0]["buckets"]], np.int64)
+    isolated = _isolated_arrays(document.get("isolated"), len(names), len(its[0]["ranks"]))
     return Trace(
         document=document,
         name=name,
@@ -210,4 +227,23 @@ def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
         issue=per_bucket("issue"),
         enqueued=per_bucket("enqueued"),
         complete=per_bucket("complete"),
+        **isolated,
     )
+
+
+def _isolated_arrays(block: dict[str, Any] | None, n_params: int, n_ranks: int) -> dict:
+    """The ``Trace`` fields of an ``isolated`` block (empty when there is none)."""
+    if block is None:
+        return {}
+    entries = sorted(block["allreduce"], key=lambda e: e["bytes"])
+    iterations = block["backward"]
+    return {
+        "isolated_bytes": np.array([e["bytes"] for e in entries], np.int64),
+        "isolated_ms": tuple(np.array(e["ms"], float) for e in entries),
+        "alone_grad_ready": np.array(
+            [[r["grad_ready"] for r in it["ranks"]] for it in iterations], float
+        ).reshape(len(iterations), n_ranks, n_params),
+        "alone_backward_ms": np.array(
+            [[r["backward_ms"] for r in it["ranks"]] for it in iterations], float
+        ).reshape(len(iterations), n_ranks),
+    }

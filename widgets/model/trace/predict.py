@@ -9,7 +9,8 @@ other rank ``start_skew_ms`` earlier. Then, in the terms of ``measure``:
 
 - communication end C = the last transfer's end; compute end E = the last
   rank's backward end; exposed tail = ``max(0, C - E)``;
-- backward return = ``max(C, E) + finalize``;
+- backward return = ``max(C, E) + finalize`` (finalize grows with the last
+  bucket's size when the fit had backward alone: ``Fit.finalize_for``);
 - step = forward + backward return + after return.
 """
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ranks import RankSchedule, rank_schedule
+from . import identify
 from .fit import Fit
 from .load import Trace, TraceError
 from .measure import QUANTITIES, Summary, measure, quiet_iterations, summarize
@@ -72,7 +74,7 @@ def predict_layout(
     start = np.full(fit.world_size, -fit.start_skew_ms)
     start[0] = 0.0  # the rank that starts last; which one it is doesn't matter to the model
     s = rank_schedule(
-        np.tile(np.asarray(fit.backward_ms, float), (fit.world_size, 1)),
+        fit.backward_matrix(),
         bucket,
         fit.transfer_ms(sizes),
         order=np.asarray(fit.order, int),
@@ -82,7 +84,7 @@ def predict_layout(
         transfer_contention=fit.transfer_contention,
     )
     compute_end = s.last_backward_end
-    backward_return = max(s.comm_end, compute_end) + fit.finalize_ms
+    backward_return = max(s.comm_end, compute_end) + fit.finalize_for(sizes[-1])
     return Prediction(
         quantities={
             "backward_return_ms": backward_return,
@@ -102,14 +104,25 @@ def error_pct(predicted: float, measured: float) -> float:
     return 100.0 * (predicted - measured) / measured
 
 
-def compare(fit: Fit, target: Trace, max_other_load: float | None = 0.25) -> dict:
+def compare(
+    fit: Fit, target: Trace, max_other_load: float | None = 0.25, *, extrapolate: bool = False
+) -> dict:
     """Predicted vs measured (median over quiet iterations, with spread) for ``target``.
 
     Returns ``{"quantities": {name: {"predicted", "measured", "error_pct",
-    "spread": {...}}}, ...}`` with the quantities of ``measure.QUANTITIES``.
+    "spread": {...}}}, "refusal": ..., ...}`` with the quantities of
+    ``measure.QUANTITIES``. A layout the fit cannot constrain
+    (``identify.refusal``) raises ``PredictionRefused`` with the reason, unless
+    ``extrapolate`` is set: then it is predicted anyway and ``refusal`` holds
+    the reason (None when there is none).
     """
     if target.parameter_names != fit.parameter_names:
         raise TraceError(f"{target.name}: its parameters differ from the fitted traces'")
+    refusal = identify.refusal(fit, target.bucket_bytes)
+    if refusal is not None and not extrapolate:
+        raise identify.PredictionRefused(
+            f"{target.name} ({target.layout}): the fit cannot predict it: {refusal}"
+        )
     prediction = predict_layout(fit, target.bucket_parameters)
     keep = quiet_iterations(target, max_other_load)
     m = measure(target)
@@ -131,6 +144,7 @@ def compare(fit: Fit, target: Trace, max_other_load: float | None = 0.25) -> dic
         }
     return {
         "quantities": out,
+        "refusal": refusal,
         "target": target.name,
         "target_layout": target.layout,
         "fitted_on": list(fit.sources),

@@ -191,7 +191,40 @@ def check_consistency(document: dict[str, Any]) -> None:
                 raise TraceError(f"{rpath}.buckets: parameter {missing[0]!r} is in no bucket")
 
 
+def check_isolated(document: dict[str, Any]) -> None:
+    """The rules of the optional ``isolated`` block that tie it to the rest of the trace."""
+    block = document.get("isolated")
+    if block is None:
+        return
+    seen: set[int] = set()
+    for k, entry in enumerate(block["allreduce"]):
+        if entry["bytes"] in seen:
+            raise TraceError(
+                f"trace.isolated.allreduce[{k}].bytes: {entry['bytes']} is listed twice"
+            )
+        seen.add(entry["bytes"])
+    world = document["metadata"]["world_size"]
+    n_params = len(document["parameters"])
+    for i, it in enumerate(block["backward"]):
+        ipath = f"trace.isolated.backward[{i}].ranks"
+        if len(it["ranks"]) != world:
+            raise TraceError(f"{ipath}: {len(it['ranks'])} entries for metadata.world_size {world}")
+        for r, rank in enumerate(it["ranks"]):
+            ready = rank["grad_ready"]
+            if len(ready) != n_params:
+                raise TraceError(
+                    f"{ipath}[{r}].grad_ready: {len(ready)} times for {n_params} parameters"
+                )
+            for p, t in enumerate(ready):
+                if t > rank["backward_ms"]:
+                    raise TraceError(
+                        f"{ipath}[{r}].grad_ready[{p}]: {t} is after backward returned "
+                        f"({rank['backward_ms']})"
+                    )
+
+
 def validate_trace(document: Any) -> None:
     """Check a parsed trace document; raise ``TraceError`` naming the offending field."""
     check_schema(document)
     check_consistency(document)
+    check_isolated(document)
