@@ -1,0 +1,189 @@
+"""Per iteration and rank: buckets, backward end, communication end, exposed tail, step, overlap.
+
+One shape for recorded traces and imported profiles alike (what
+``overlap-lab summary --json`` prints)::
+
+    {"iterations": [{"iteration": N, "ranks": [{"rank": R,
+        "buckets": [{"index": I, "mib": X, "start_ms": S, "end_ms": E}, ...],
+        "backward_end_ms": ..., "communication_end_ms": ..., "exposed_tail_ms": ...,
+        "step_ms": ..., "overlap": ...}]}],
+     "median": {"backward_end_ms": ..., ...}}
+
+Times are ms from the start of that rank's forward in that iteration. A bucket's
+start and end are when its all-reduce ran: in an imported profile the kernel's
+(NCCL) or gloo range's start and end, in a recorded trace the launch (``issue``;
+when gloo's worker thread took it up is not recorded) and ``complete``; both add
+``launch_ms``. **Backward end** is the last backward compute in a profile and
+the last gradient ready in a recorded trace; **overlap** is the share of the
+buckets' all-reduce time (their union) during which compute runs, for a
+recorded trace taking compute to run from backward start to backward end.
+Each rank's entry is that rank's own view; ``measure`` gives the cross-rank
+quantities the model is fitted to. ``median`` is over every (iteration, rank).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import numpy as np
+
+from .intervals import intersection, merge
+from .load import Trace, from_document
+from .profiler import Profile, RankStep
+from .schema import validate_trace
+
+MIB = 1024 * 1024
+QUANTITIES = ("backward_end_ms", "communication_end_ms", "exposed_tail_ms", "step_ms", "overlap")
+
+
+def _ms(us: float) -> float:
+    return round(us / 1000.0, 3)
+
+
+def _rank_from_step(step: RankStep) -> dict[str, Any]:
+    origin = step.forward_start_us
+    overlap = step.overlap
+    return {
+        "rank": step.rank,
+        "buckets": [
+            {
+                "index": i,
+                "mib": round(b.bytes / MIB, 6),
+                "start_ms": _ms(b.start_us - origin),
+                "end_ms": _ms(b.end_us - origin),
+                "launch_ms": _ms(b.launch_us - origin),
+            }
+            for i, b in enumerate(step.buckets)
+        ],
+        "backward_end_ms": _ms(step.backward_end_us - origin),
+        "communication_end_ms": _ms(step.communication_end_us - origin),
+        "exposed_tail_ms": _ms(step.exposed_tail_us),
+        "step_ms": _ms(step.step_us),
+        "overlap": None if overlap is None else round(overlap, 4),
+        "other_collectives": [
+            {
+                "name": c.kind,
+                "mib": None if c.bytes is None else round(c.bytes / MIB, 6),
+                "start_ms": _ms(c.start_us - origin),
+                "end_ms": _ms(c.end_us - origin),
+            }
+            for c in step.others
+        ],
+        "grad_ready_ms": [_ms(t - origin) for t in step.readiness_us],
+    }
+
+
+def _rank_from_trace(trace: Trace, i: int, r: int) -> dict[str, Any]:
+    origin = trace.forward_start[i, r]
+    issue, complete = trace.issue[i, r], trace.complete[i, r]
+    backward_start = trace.backward_start[i, r]
+    backward_end = float(trace.grad_ready[i, r].max())
+    comm_end = float(complete.max())
+    comm = merge(np.stack([issue, complete], axis=1))
+    total = float((comm[:, 1] - comm[:, 0]).sum())
+    compute = np.array([[backward_start, backward_end]])
+    overlap = None if total <= 0 else round(intersection(comm, compute) / total, 4)
+    return {
+        "rank": r,
+        "buckets": [
+            {
+                "index": b,
+                "mib": round(float(trace.bucket_bytes[b]) / MIB, 6),
+                "start_ms": round(float(issue[b] - origin), 3),
+                "end_ms": round(float(complete[b] - origin), 3),
+                "launch_ms": round(float(issue[b] - origin), 3),
+            }
+            for b in range(trace.n_buckets)
+        ],
+        "backward_end_ms": round(backward_end - origin, 3),
+        "communication_end_ms": round(comm_end - origin, 3),
+        "exposed_tail_ms": round(max(0.0, comm_end - backward_end), 3),
+        "step_ms": round(float(trace.optimizer_end[i, r] - origin), 3),
+        "overlap": overlap,
+    }
+
+
+def _medians(iterations: list[dict[str, Any]]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for key in QUANTITIES:
+        values = [r[key] for it in iterations for r in it["ranks"] if r[key] is not None]
+        out[key] = round(statistics.median(values), 4) if values else None
+    return out
+
+
+def summary(source: Profile | Trace | dict[str, Any]) -> dict[str, Any]:
+    """The summary of an imported profile, a loaded trace or a trace document (see module doc)."""
+    if isinstance(source, Profile):
+        by_iteration: dict[int, list[dict[str, Any]]] = {n: [] for n in source.iterations}
+        for rank in source.ranks:
+            for step in rank.steps:
+                by_iteration[step.iteration].append(_rank_from_step(step))
+        iterations = [{"iteration": n, "ranks": ranks} for n, ranks in by_iteration.items()]
+        times = "device" if source.device_times else "host"
+        kind = "torch.profiler"
+        ranks = [r.rank for r in source.ranks]
+    else:
+        if isinstance(source, dict):
+            validate_trace(source)
+            source = from_document(source)
+        iterations = [
+            {
+                "iteration": int(source.iteration[i]),
+                "ranks": [_rank_from_trace(source, i, r) for r in range(source.n_ranks)],
+            }
+            for i in range(source.n_iterations)
+        ]
+        times = source.document.get("profile", {}).get("times", "host")
+        kind = source.document.get("profile", {}).get("source", "overlap-lab recorder")
+        ranks = source.document.get("profile", {}).get("ranks", list(range(source.n_ranks)))
+        if "profile" in source.document:
+            for it in iterations:
+                for entry in it["ranks"]:
+                    entry["rank"] = ranks[entry["rank"]]
+    return {
+        "source": kind,
+        "times": times,
+        "ranks": ranks,
+        "iterations": iterations,
+        "median": _medians(iterations),
+    }
+
+
+def summary_text(data: dict[str, Any]) -> str:
+    """The summary as lines a person reads (what ``overlap-lab summary`` prints)."""
+    lines = [
+        f"{data['source']}, {data['times']} times, ranks {', '.join(map(str, data['ranks']))} "
+        "(ms from each rank's forward start)"
+    ]
+    for it in data["iterations"]:
+        lines.append(f"iteration {it['iteration']}")
+        for r in it["ranks"]:
+            overlap = "-" if r["overlap"] is None else f"{r['overlap']:.0%}"
+            lines.append(
+                f"  rank {r['rank']}: backward end {r['backward_end_ms']:.3f}, communication end "
+                f"{r['communication_end_ms']:.3f}, exposed tail {r['exposed_tail_ms']:.3f}, "
+                f"step {r['step_ms']:.3f}, overlap {overlap}"
+            )
+            for b in r["buckets"]:
+                lines.append(
+                    f"    bucket {b['index']}: {b['mib']:.3f} MiB, all-reduce "
+                    f"{b['start_ms']:.3f} to {b['end_ms']:.3f}"
+                )
+            for c in r.get("other_collectives", []):
+                size = "" if c["mib"] is None else f" {c['mib']:.3f} MiB,"
+                lines.append(
+                    f"    {c['name']} (not a bucket):{size} "
+                    f"{c['start_ms']:.3f} to {c['end_ms']:.3f}"
+                )
+    m = data["median"]
+
+    def show(key: str, fmt: str) -> str:
+        return "-" if m[key] is None else format(m[key], fmt)
+
+    lines.append(
+        f"median: backward end {show('backward_end_ms', '.3f')}, communication end "
+        f"{show('communication_end_ms', '.3f')}, exposed tail {show('exposed_tail_ms', '.3f')}, "
+        f"step {show('step_ms', '.3f')}, overlap {show('overlap', '.0%')}"
+    )
+    return "\n".join(lines)
