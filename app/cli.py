@@ -31,6 +31,12 @@ def serve(options: ServeOptions) -> None:
     use_options(options)
     routes = build_routes()
     warm(routes)
+    from tornado.ioloop import IOLoop
+
+    from .classroom.backlog import raise_listen_backlog
+
+    # Once the server has bound its sockets: a class's burst of votes queues, not drops.
+    IOLoop.current().add_callback(raise_listen_backlog)
     pn.serve(
         routes, show=options.show, title="overlap-lab", static_dirs={}, **server_options(options)
     )
