@@ -325,7 +325,8 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         "earlier than the last)",
         f"  forward {f.forward_ms:.2f} ms, finalize {f.finalize_ms:.2f} ms{iv('finalize_ms')}"
         + (
-            f" + {f.finalize_ms_per_mib:.3f} ms per MiB of the last bucket"
+            f" + {f.finalize_ms_per_mib:.3f}{iv('finalize_ms_per_mib', '{:.3f}')} ms per MiB "
+            "of the last bucket"
             if f.finalize_ms_per_mib
             else ""
         )

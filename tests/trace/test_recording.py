@@ -98,3 +98,39 @@ def test_the_real_trace_exports_to_chrome(recorded: Path) -> None:
     doc = to_chrome_trace(load_trace(recorded))
     buckets = [e for e in doc["traceEvents"] if e["name"].startswith("bucket ")]
     assert len(buckets) == 3 * 2 * 4
+
+
+def test_the_run_also_times_all_reduces_and_backward_alone(recordings) -> None:
+    one, three = load_trace(recordings[1]), load_trace(recordings[0])
+    assert one.has_isolated and three.has_isolated
+    # Both traces of the run carry the same block, measured once per round.
+    assert one.document["isolated"] == three.document["isolated"]
+    # Seven sizes evenly spaced in log size from one layer (4 MiB) to the whole gradient
+    # (48 MiB): 4 MiB x 12 ** (k / 6), each a whole number of float32 values.
+    expected = [round(4 * MIB * 12 ** (k / 6) / 4) * 4 for k in range(7)]
+    assert one.isolated_bytes.tolist() == expected
+    assert expected[0] == 4 * MIB and expected[-1] == 48 * MIB
+    # One repetition of each size per kept round (3 iterations after 2 of warm-up).
+    assert [ms.size for ms in one.isolated_ms] == [3] * 7
+    assert all(np.all(ms > 0) for ms in one.isolated_ms)
+    # Backward alone: every rank, every parameter, the last layer's gradient first, and
+    # the call returns after the last gradient.
+    assert one.alone_grad_ready.shape == (3, 2, 12)
+    assert np.all(np.diff(one.alone_grad_ready, axis=2) < 0)
+    assert np.all(one.alone_grad_ready.max(axis=2) <= one.alone_backward_ms)
+    assert "backward alone (communication held back)" in one.metadata["note"]
+
+
+def test_a_small_model_of_other_widths_without_isolated_timing(tmp_path) -> None:
+    out = tmp_path / "small.json"
+    argv = ["record", "--bucket-cap-mb", "1", "--iterations", "2", "--warmup", "1"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--widths", "256", "512", "128", "--isolated-sizes", "0", "--out", str(out)])
+    assert exit_info.value.code == 0
+    t = load_trace(out)
+    # Linear(256, 512) and Linear(512, 128): 512 KiB and 256 KiB of float32 gradient.
+    assert t.parameter_bytes.tolist() == [256 * 512 * 4, 512 * 128 * 4]
+    assert not t.has_isolated and "isolated" not in t.document
+    assert t.metadata["model"] == (
+        "Linear(256, 512) -> Linear(512, 128) (bias=False), batch 64 per rank"
+    )

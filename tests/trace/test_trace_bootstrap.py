@@ -85,6 +85,7 @@ def test_the_point_estimate_lies_in_its_interval_and_terms_are_all_there() -> No
         "transfer_contention",
         "enqueue_ms",
         "finalize_ms",
+        "finalize_ms_per_mib",
     }
     assert set(f.uncertainty) == expected
     for name in ("overhead_ms", "bandwidth_gbps", "contention", "transfer_contention"):

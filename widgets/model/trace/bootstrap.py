@@ -2,8 +2,9 @@
 
 A resample draws the fitted traces' iterations with replacement (traces of one
 run, whose iterations alternated, draw the same positions, so a round of the
-run stays together) and likewise the repetitions of each all-reduce timed
-alone and the iterations of backward alone; the fit is repeated on it. A
+run stays together, with its repetition of each all-reduce timed alone and its
+backward alone when there is one per round; else those are drawn on their
+own); the fit is repeated on it. A
 term's interval is the 5th to 95th percentile of its value over the resamples
 (a 90 % interval). Resamples whose fit fails (for example, no positive
 bandwidth) are left out; the count kept is the fit's ``resamples``.
@@ -69,12 +70,14 @@ def resamples_of(traces: list[Trace], count: int, seed: int = 0) -> list[list[Tr
         for t in traces:
             its = draw(("iterations", tuple(t.iteration.tolist())), t.n_iterations)
             reps = alone = None
+            # One repetition and one backward alone per round, as recorded: they stay
+            # with their round's iterations; otherwise they are drawn on their own.
             if t.isolated_ms is not None:
                 n_reps = max(ms.size for ms in t.isolated_ms)
-                reps = draw(("repetitions", n_reps), n_reps)
+                reps = its if n_reps == t.n_iterations else draw(("repetitions", n_reps), n_reps)
             if t.alone_grad_ready is not None and t.alone_grad_ready.shape[0]:
                 n_alone = t.alone_grad_ready.shape[0]
-                alone = draw(("alone", n_alone), n_alone)
+                alone = its if n_alone == t.n_iterations else draw(("alone", n_alone), n_alone)
             sample.append(resample_trace(t, its, reps, alone))
         out.append(sample)
     return out

@@ -323,6 +323,7 @@ TERMS = (
     "transfer_contention",
     "enqueue_ms",
     "finalize_ms",
+    "finalize_ms_per_mib",
 )
 MIN_BUSY = 5  # busy intervals (or transfers under compute) needed to identify a factor
 
@@ -360,6 +361,29 @@ def fit(
         traces, lambda ts: _fit_once(ts, max_other_load, contention), resamples, seed
     )
     return replace(point, uncertainty=intervals, resamples=resamples)
+
+
+def quiet_rounds(trace: Trace, max_other_load: float | None) -> Trace:
+    """``trace`` with only the isolated measurements of its quiet rounds.
+
+    The recorder times one repetition of each all-reduce and one backward alone
+    per round, beside the round's iteration of each layout; when the counts
+    match, a round's isolated measurements are kept or left out with its
+    iteration (``measure.quiet_iterations``), so that other processes' load
+    does not reach them either. Otherwise (a trimmed trace) all are kept.
+    """
+    if not trace.has_isolated or max_other_load is None:
+        return trace
+    n = trace.n_iterations
+    if trace.alone_grad_ready.shape[0] != n or any(ms.size != n for ms in trace.isolated_ms):
+        return trace
+    keep = quiet_iterations(trace, max_other_load)
+    return replace(
+        trace,
+        isolated_ms=tuple(ms[keep] for ms in trace.isolated_ms),
+        alone_grad_ready=trace.alone_grad_ready[keep],
+        alone_backward_ms=trace.alone_backward_ms[keep],
+    )
 
 
 def _isolated_terms(traces: list[Trace]) -> tuple[np.ndarray | None, tuple | None]:
@@ -440,7 +464,7 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
         if t.n_ranks != world:
             raise TraceError(f"{t.name}: {t.n_ranks} ranks, {traces[0].name} has {world}")
     n_params = len(names)
-    alone, line = _isolated_terms(traces)
+    alone, line = _isolated_terms([quiet_rounds(t, max_other_load) for t in traces])
     alone_w = None if alone is None else alone[0]
 
     d_all, u_all, group_all, sample_all = [], [], [], []
