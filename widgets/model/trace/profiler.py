@@ -40,6 +40,7 @@ keeps only the events above, as small tuples, so memory follows what is kept.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import defaultdict
@@ -50,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from .intervals import intersection, merge, subtract
+from .intervals import intersection, merge
 from .profiler_read import MAX_PROFILE_BYTES, MAX_UNCOMPRESSED_BYTES, ProfileError, read_events
 
 __all__ = [
@@ -99,6 +100,7 @@ _AUTOGRAD_OP = "autograd::engine::evaluate_function: "
 _ACCUMULATE = "torch::autograd::AccumulateGrad"
 _FORWARD = "DistributedDataParallel.forward"
 _OPTIMIZER = "Optimizer.step#"
+_REDUCER = ("torch::distributed::reducer::", "torch.distributed.ddp.reducer::")
 _STEP = re.compile(r"^ProfilerStep#(\d{1,9})$")
 
 
@@ -288,6 +290,7 @@ class _Collector:
         self.gloo_ops: list[tuple[str, float, float, Any, int | None, str | None]] = []
         self.autograd: list[tuple[float, float, Any]] = []
         self.accumulate: list[float] = []
+        self.reducer: list[float] = []  # starts of DDP reducer ops (its hook taking over)
         # kernels: (start, end, stream, external id, correlation, kind or None, elements, dtype)
         self.kernels: list[tuple] = []
         self.launches: dict[Any, float] = {}
@@ -316,6 +319,8 @@ class _Collector:
             self.autograd.append((ts, ts + _number(e, "dur", self.name), e.get("tid")))
         elif name == _ACCUMULATE:
             self.accumulate.append(_number(e, "ts", self.name) + _number(e, "dur", self.name))
+        elif name.startswith(_REDUCER):
+            self.reducer.append(_number(e, "ts", self.name))
         elif name.startswith(("nccl:", "gloo:", "c10d::")):
             ts = _number(e, "ts", self.name)
             end = ts + _number(e, "dur", self.name)
@@ -492,13 +497,12 @@ def read_profile(
             "was this a distributed (DDP) run, profiled during training iterations?"
         )
     paired = _pair(launches, runs)
-    comm_streams = {k[2] for k in nccl_kernels}
-    device = got.saw_kernels
+    index = _Index(got, launches, {k[2] for k in nccl_kernels})
     notes: list[str] = []
     rank = meta.get("rank", 0)
     steps = []
     for number, s, e in sorted(got.steps, key=lambda t: t[1]):
-        step = _step(got, label, number, s, e, launches, paired, comm_streams, device, rank, notes)
+        step = _step(index, label, number, s, e, launches, paired, rank, notes)
         if step is not None:
             steps.append(step)
     if not steps:
@@ -512,47 +516,82 @@ def read_profile(
         rank=rank,
         backend=backend,
         world_size=meta.get("world_size"),
-        device_times=device,
+        device_times=index.device,
         metadata=meta,
         steps=tuple(steps),
         notes=tuple(notes),
     )
 
 
+class _Index:
+    """The kept events sorted by time, so each step takes its share by bisection."""
+
+    def __init__(self, got: _Collector, launches: list[tuple], comm_streams: set) -> None:
+        self.device = got.saw_kernels
+        self.optimizers = sorted(got.optimizers)
+        self.forwards = sorted(got.forwards)
+        self.launch_ts = [launch[1] for launch in launches]
+        self.accumulate = sorted(got.accumulate)
+        pieces: list[tuple[float, float, float]] = []  # (when it was started, start, end)
+        if self.device:
+            for k in got.kernels:
+                if k[2] in comm_streams or k[5] is not None:
+                    continue
+                # When the host launched it (by correlation); its device start otherwise.
+                launched = got.launches.get(k[4], k[0]) if k[4] is not None else k[0]
+                pieces.append((launched, k[0], k[1]))
+        else:
+            # An autograd op is backward up to where DDP's reducer takes over (its
+            # first reducer op or a collective launch inside the op): what follows
+            # is DDP copying the gradient into its bucket and launching it.
+            cuts = sorted(
+                [*got.reducer, *(o[1] for o in got.c10d_ops), *(o[1] for o in got.nccl_ops)]
+            )
+            for a, b, _ in got.autograd:
+                i = bisect.bisect_left(cuts, a)
+                end = cuts[i] if i < len(cuts) and cuts[i] < b else b
+                if end > a:
+                    pieces.append((a, a, end))
+        pieces.sort()
+        self.piece_key = [p[0] for p in pieces]
+        self.pieces = pieces
+
+    def between(self, keys: list[float], lo: float, hi: float) -> slice:
+        """The positions of the sorted ``keys`` in [lo, hi)."""
+        return slice(bisect.bisect_left(keys, lo), bisect.bisect_left(keys, hi))
+
+
 def _step(
-    got: _Collector,
+    index: _Index,
     label: str,
     number: int,
     s: float,
     e: float,
     launches: list[tuple],
     paired: list[tuple | None],
-    comm_streams: set,
-    device: bool,
     rank: int,
     notes: list[str],
 ) -> RankStep | None:
-    inside = lambda t: s <= t < e  # noqa: E731
-    opt = next(((a, b) for a, b in sorted(got.optimizers) if inside(a)), None)
+    device = index.device
+    opt = next(((a, b) for a, b in index.optimizers if s <= a < e), None)
     window_end = opt[0] if opt is not None else e
-    forwards = sorted((a, b) for a, b in got.forwards if inside(a) and a < window_end)
+    forwards = [(a, b) for a, b in index.forwards if s <= a < window_end]
     if not forwards:
         notes.append(f"ProfilerStep#{number}: no DistributedDataParallel.forward, left out")
         return None
     fwd_start, fwd_end = forwards[0][0], forwards[-1][1]
-    in_backward = lambda t: fwd_end <= t < window_end  # noqa: E731
     buckets, others = [], []
-    for launch, run in zip(launches, paired, strict=True):
-        if not inside(launch[1]):
-            continue
+    for k in range(*index.between(index.launch_ts, s, e).indices(len(launches))):
+        launch, run = launches[k], paired[k]
         if run is None:
             notes.append(
                 f"ProfilerStep#{number}: a {launch[0]} launch with nothing that ran it, "
                 "step left out"
             )
             return None
+        in_backward = fwd_end <= launch[1] < window_end
         start, end = _run_times(run)
-        if not device and opt is not None and in_backward(launch[1]):
+        if not device and opt is not None and in_backward:
             # DDP lets backward return, and the optimizer start, only once every
             # bucket is reduced; a gloo range closing later was descheduled after
             # the work was done, so its end is capped there.
@@ -570,7 +609,7 @@ def _step(
             start_us=start,
             end_us=end,
         )
-        (buckets if launch[0] == "all_reduce" and in_backward(launch[1]) else others).append(c)
+        (buckets if launch[0] == "all_reduce" and in_backward else others).append(c)
     if not buckets:
         notes.append(f"ProfilerStep#{number}: no all-reduce launched during backward, left out")
         return None
@@ -579,35 +618,18 @@ def _step(
             f"{label}: ProfilerStep#{number}: an all-reduce without its size (record with "
             "record_shapes=True, or a torch whose NCCL kernels carry 'In msg nelems')"
         )
+    compute = [
+        (p[1], p[2]) for p in index.pieces[index.between(index.piece_key, fwd_end, window_end)]
+    ]
     optimizer_device_end = None
-    if device:
-        compute = []
-        optimizer_kernels = []
-        for k in got.kernels:
-            if k[2] in comm_streams or k[5] is not None:
-                continue
-            # When the host launched it (by correlation); its device start otherwise.
-            launched = got.launches.get(k[4], k[0]) if k[4] is not None else k[0]
-            if in_backward(launched):
-                compute.append((k[0], k[1]))
-            elif opt is not None and opt[0] <= launched < opt[1]:
-                optimizer_kernels.append(k[1])
-        if optimizer_kernels:
-            optimizer_device_end = max(optimizer_kernels)
-    else:
-        ops = [(a, b) for a, b, _ in got.autograd if in_backward(a)]
-        # An op that launches a collective is backward only up to the launch.
-        cuts = []
-        for a, b in ops:
-            for launch in launches:
-                if a <= launch[1] < b:
-                    cuts.append((launch[1], b))
-        compute = subtract(ops, cuts)
+    if device and opt is not None:
+        ends = [p[2] for p in index.pieces[index.between(index.piece_key, opt[0], opt[1])]]
+        optimizer_device_end = max(ends) if ends else None
     if not compute:
         notes.append(f"ProfilerStep#{number}: no backward compute found, left out")
         return None
     merged = merge(np.array(compute, float))
-    ready = tuple(sorted(t for t in got.accumulate if in_backward(t)))
+    ready = tuple(index.accumulate[index.between(index.accumulate, fwd_end, window_end)])
     return RankStep(
         iteration=number,
         rank=rank,

@@ -1,0 +1,115 @@
+"""One run, two records: torch.profiler and overlap-lab's TraceRecorder on the same DDP iterations.
+
+``record(out_dir)`` starts two gloo ranks on 127.0.0.1 (``python profiled_run.py
+--rank R ...``). Each trains 6 x Linear(512, 512, bias=False) (1 MiB of gradient
+per layer, like the demo model but smaller), bucket cap 2 MiB, batch 64, one
+thread, for 5 iterations under both the recorder and ``torch.profiler`` (CPU
+activity, ``record_shapes=True``, schedule wait 1, warm-up 1, active 3). The
+profiler's active steps are ``ProfilerStep#2..4``; the recorder drops 2
+iterations of warm-up, so its iterations are 2..4 too. Writes
+``rank0.json``, ``rank1.json`` (profiles) and ``recorded.json`` (the trace).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+LAYERS = 6
+WIDTH = 512
+BATCH = 64
+CAP_MB = 2.0
+ITERATIONS = 5
+WARMUP = 2  # = the profiler schedule's wait + warm-up
+
+
+def _rank(args: argparse.Namespace) -> None:
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+    from torch.nn.parallel import DistributedDataParallel
+
+    from app.tracing.recorder import TraceRecorder, write_trace
+
+    torch.set_num_threads(1)
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{args.port}", rank=args.rank, world_size=2
+    )
+    torch.manual_seed(0)
+    model = nn.Sequential(*[nn.Linear(WIDTH, WIDTH, bias=False) for _ in range(LAYERS)])
+    ddp = DistributedDataParallel(model, bucket_cap_mb=CAP_MB)
+    recorder = TraceRecorder(ddp, bucket_cap_mb=CAP_MB, model_description="profiled run")
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+    x = torch.randn(BATCH, WIDTH, generator=torch.Generator().manual_seed(1 + args.rank))
+    schedule = torch.profiler.schedule(wait=1, warmup=1, active=ITERATIONS - WARMUP, repeat=1)
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule, record_shapes=True
+    ) as prof:
+        for _ in range(ITERATIONS):
+            with recorder.iteration():
+                loss = ddp(x).pow(2).mean()
+                with recorder.backward():
+                    loss.backward()
+                with recorder.optimizer():
+                    optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+            prof.step()
+    prof.export_chrome_trace(str(Path(args.out) / f"rank{args.rank}.json"))
+    trace = recorder.gather(warmup=WARMUP, note="profiled run")
+    if trace is not None:
+        write_trace(trace, Path(args.out) / "recorded.json")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def record(out_dir: Path, timeout_s: float = 120) -> None:
+    """Run both ranks; raise ``RuntimeError`` with their output when one fails."""
+    from app.tracing.demo import free_port
+
+    port = free_port()
+    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--rank",
+                str(r),
+                "--port",
+                str(port),
+                "--out",
+                str(out_dir),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for r in range(2)
+    ]
+    outputs = []
+    try:
+        for p in procs:
+            outputs.append(p.communicate(timeout=timeout_s)[0])
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    codes = [p.returncode for p in procs]
+    if any(codes):
+        raise RuntimeError(f"a rank failed ({codes}):\n" + "\n".join(o[-3000:] for o in outputs))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--out", required=True)
+    _rank(parser.parse_args())
+    # As in app.tracing.demo: leave without static destructors (gloo's threads).
+    sys.stdout.flush()
+    os._exit(0)

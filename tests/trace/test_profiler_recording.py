@@ -1,0 +1,126 @@
+"""A real torch.profiler recording of 2 gloo ranks, imported and set beside our recorder's trace.
+
+Both records are of the same iterations of one run (``profiles/profiled_run.py``):
+the recorder's hooks and the profiler watch the same buckets, so the import must
+find the same buckets with exactly the recorder's sizes, and the same exposed
+tail within max(10 %, 1 ms) once the profile is read the way the recorder's hooks
+time a bucket (``recorder_view_tail_ms``). Why that reading: on this 2-core
+machine the ``c10d::allreduce_`` call itself sometimes blocks for 5-8 ms; the
+work can finish meanwhile, and then the recorder's ``.then()`` callback, its
+``complete``, runs only when the call returns. In four runs here the raw
+exposed tails differed by up to 0.36, 0.70, 2.0 and 4.4 ms (the last two from
+such late callbacks), the recorder's view of the profile by at most 0.70 ms
+(0.61 of the tolerance). Backward end (last gradient ready for the recorder, the
+autograd engine's last op up to DDP's reducer for the import) agrees to ~0.15
+ms, the recorder's forward start being its ``iteration()`` block's entry, a
+little before DDP's forward.
+
+Needs torch (the ``trace`` extra); skipped without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from widgets.model.trace import from_document, load_trace, measure, validate_trace
+from widgets.model.trace.profiler import import_profiles
+from widgets.model.trace.profiler_convert import to_trace_document
+from widgets.model.trace.summary import summary
+
+HERE = Path(__file__).parent / "profiles"
+_spec = importlib.util.spec_from_file_location("profiled_run", HERE / "profiled_run.py")
+profiled_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(profiled_run)
+
+MIB = 1024 * 1024
+
+
+def tolerance(ms: float) -> float:
+    return max(0.10 * abs(ms), 1.0)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("profiled")
+    profiled_run.record(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(run):
+    profile = import_profiles([run / "rank0.json", run / "rank1.json"])
+    return profile, load_trace(run / "recorded.json")
+
+
+def test_the_profile_is_a_real_gloo_profile(both) -> None:
+    profile, _ = both
+    assert [r.rank for r in profile.ranks] == [0, 1]
+    assert profile.iterations == (2, 3, 4)
+    assert not profile.device_times
+    for r in profile.ranks:
+        assert r.backend == "gloo" and r.world_size == 2
+        assert r.metadata["gpus"] == []
+
+
+def test_same_buckets_with_exactly_the_recorded_sizes(both) -> None:
+    profile, trace = both
+    recorded = summary(trace)
+    imported = summary(profile)
+    assert [it["iteration"] for it in imported["iterations"]] == trace.iteration.tolist()
+    # 6 layers of 1 MiB, cap 2 MiB: DDP's buckets as the recorder saw them.
+    assert trace.bucket_bytes.tolist() == [2 * MIB] * 3
+    for ours, theirs in zip(imported["iterations"], recorded["iterations"], strict=True):
+        for a, b in zip(ours["ranks"], theirs["ranks"], strict=True):
+            assert [x["mib"] for x in a["buckets"]] == [x["mib"] for x in b["buckets"]]
+    for r in profile.ranks:
+        for s in r.steps:
+            assert [c.bytes for c in s.buckets] == trace.bucket_bytes.tolist()
+            assert s.others == ()
+            assert len(s.readiness_us) == len(trace.parameter_names)
+
+
+def recorder_view_tail_ms(step) -> float:
+    """The exposed tail as the recorder's hooks would time it, from the profile's events.
+
+    The recorder's ``complete`` is when a ``.then()`` callback on the bucket's
+    future runs; if the work finished while the launching call was still
+    running (it blocks for ms when the two cores are busy), the callback runs
+    when ``.then()`` is attached, i.e. when that call returns. So the recorder
+    sees each bucket end at max(gloo range end, the ``c10d::allreduce_`` op's return).
+    """
+    comm = max(max(b.end_us, b.launch_end_us) for b in step.buckets)
+    return max(0.0, comm - step.backward_end_us) / 1000.0
+
+
+def test_exposed_tail_and_backward_end_agree_with_the_recorder(both) -> None:
+    profile, trace = both
+    imported, recorded = summary(profile), summary(trace)
+    for ours, theirs in zip(imported["iterations"], recorded["iterations"], strict=True):
+        for a, b in zip(ours["ranks"], theirs["ranks"], strict=True):
+            where = f"iteration {ours['iteration']} rank {a['rank']}"
+            tail = b["exposed_tail_ms"]
+            step = profile.step(ours["iteration"], a["rank"])
+            assert recorder_view_tail_ms(step) == pytest.approx(tail, abs=tolerance(tail)), where
+            # The import's own tail never exceeds what the recorder's late callbacks show
+            # by more than the tolerance (its ends are the work's, not a callback's).
+            assert a["exposed_tail_ms"] <= tail + tolerance(tail), where
+            assert a["backward_end_ms"] == pytest.approx(b["backward_end_ms"], abs=1.0), where
+            # The bucket launches are the same calls seen twice.
+            for x, y in zip(a["buckets"], b["buckets"], strict=True):
+                assert x["launch_ms"] == pytest.approx(y["launch_ms"], abs=1.0), where
+
+
+def test_the_converted_trace_has_the_recorded_layout(both) -> None:
+    profile, trace = both
+    document = to_trace_document(profile)
+    validate_trace(document)
+    converted = from_document(document)
+    assert converted.bucket_bytes.tolist() == trace.bucket_bytes.tolist()
+    assert converted.iteration.tolist() == trace.iteration.tolist()
+    assert converted.n_ranks == trace.n_ranks == 2
+    assert measure(converted).exposed_tail_ms.shape == (3,)
