@@ -59,6 +59,8 @@ def test_a_full_round_in_one_process(browser, one_process, tmp_path):
     b.get_by_label("Join code").fill("nope99")
     b.get_by_role("button", name="Join").click()
     assert "No class has the join code" in b.get_by_role("alert").text_content()
+    assert b.get_by_label("Join code").get_attribute("aria-invalid") == "true"
+    ui_support.assert_no_serious_axe_violations(b)
     b.get_by_label("Join code").fill(f"{code[:3].lower()} {code[3:].lower()}")
     b.get_by_role("button", name="Join").click()
     for page in learners:
