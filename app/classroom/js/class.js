@@ -72,6 +72,17 @@ function follow(url, data, onView, onState) {
 
 /** A histogram of predictions: SVG bars, the answer, the median and your prediction, and a table. */
 function histogram(host, summary, question, marks = {}) {
+  // Drawn at the width it is shown at, so its text stays legible on a phone; drawn
+  // again when that width changes.
+  if (!host.olResize) {
+    host.olResize = new ResizeObserver(() => {
+      const w = Math.floor(host.getBoundingClientRect().width);
+      if (host.olArgs && w > 0 && w !== host.olWidth) histogram(host, ...host.olArgs);
+    });
+    host.olResize.observe(host);
+  }
+  host.olArgs = [summary, question, marks];
+  host.olWidth = Math.floor(host.getBoundingClientRect().width);
   host.replaceChildren();
   const bins = (summary && summary.bins) || [];
   if (!bins.length) {
@@ -79,7 +90,7 @@ function histogram(host, summary, question, marks = {}) {
     return;
   }
   const unit = question.unit || "";
-  const W = 640, H = 260, L = 44, R = 16, T = 28, B = 52;
+  const W = Math.max(280, Math.min(720, host.olWidth || 640)), H = 260, L = 44, R = 16, T = 28, B = 52;
   let lo = bins[0].lo, hi = bins[bins.length - 1].hi;
   for (const v of [marks.answer, marks.yours]) {
     if (v !== null && v !== undefined) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
@@ -104,7 +115,7 @@ function histogram(host, summary, question, marks = {}) {
     svg.append(el("svg:rect", { x: x0 + 1, y: y(b.count), width: Math.max(1, x1 - x0 - 2), height: H - B - y(b.count), fill: COLORS.bar }));
   }
   const ticks = question.integer ? bins.map((b) => (b.lo + b.hi) / 2) : [bins[0].lo, ...bins.map((b) => b.hi)];
-  const every = Math.ceil(ticks.length / 8);
+  const every = Math.ceil(ticks.length / Math.max(3, Math.floor(W / 80)));
   ticks.forEach((t, i) => {
     if (i % every) return;
     svg.append(el("svg:text", { x: x(t), y: H - B + 16, "text-anchor": "middle", "font-size": 12, fill: COLORS.muted }, fmt(t)));
