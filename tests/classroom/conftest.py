@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +23,13 @@ def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
         yield server
 
 
-def run(coro):
-    """Run one coroutine to its end on a fresh event loop."""
-    return asyncio.run(coro)
+def run(coro, timeout: float = 120.0):
+    """Run one coroutine to its end on a fresh event loop, in a thread of its own.
+
+    (The browser tests' Playwright keeps an event loop running in this thread.)
+    """
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, asyncio.wait_for(coro, timeout)).result()
 
 
 def _load(name: str, path: Path):

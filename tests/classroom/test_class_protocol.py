@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import subprocess
 
 import pytest
-from conftest import ui_support
+from conftest import run, ui_support
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from bench.classroom import Instructor, Learner, run_class
@@ -22,7 +21,7 @@ def server():
 
 
 def test_two_hundred_learners_join_and_vote_at_once_and_every_count_is_exact(server):
-    result = asyncio.run(asyncio.wait_for(run_class(server.url, 200), timeout=120))
+    result = run(run_class(server.url, 200))
     assert result.counted == 200
     assert sorted(result.csv_values) == sorted(result.sent_values)
     assert len(result.reveal_latency) == 200  # every learner's page got the answer
@@ -107,7 +106,7 @@ def test_hostile_requests_are_refused_with_a_message_and_change_nothing(server):
             assert reply["ok"] is False and reply["field"] == field, reply
         return code, key
 
-    code, key = asyncio.run(asyncio.wait_for(body(), timeout=60))
+    code, key = run(body(), timeout=60)
     log = server.log.text()
     assert code not in log and key not in log
 
