@@ -43,8 +43,9 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     record = sub.add_parser(
         "record",
         help="record a trace of the 12-layer demo model on 2 local gloo ranks (needs torch)",
-        description="Run 12 x Linear(1024, 1024, bias=False) with DistributedDataParallel on "
-        "2 gloo ranks on 127.0.0.1 and write a trace (each layer's gradient is 4 MiB).",
+        description="Run 12 x Linear(1024, 1024, bias=False) (or the --widths given) with "
+        "DistributedDataParallel on 2 gloo ranks on 127.0.0.1 and write a trace (each layer's "
+        "gradient is 4 MiB); each round also runs backward alone and times all-reduces alone.",
     )
     record.add_argument(
         "--bucket-cap-mb",

@@ -247,6 +247,7 @@ def analyse(folders: dict[str, Path], max_load: float | None, resamples: int) ->
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Record (or read) the workloads, run every case and write ``RESULTS``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)

@@ -134,3 +134,16 @@ def test_a_small_model_of_other_widths_without_isolated_timing(tmp_path) -> None
     assert t.metadata["model"] == (
         "Linear(256, 512) -> Linear(512, 128) (bias=False), batch 64 per rank"
     )
+
+
+def test_all_reduce_sizes_span_one_layer_to_the_whole_gradient() -> None:
+    from app.tracing.isolated import allreduce_sizes
+
+    # 1 MiB to 8 MiB in 4 sizes: a ratio of 2 between neighbours, exactly.
+    assert allreduce_sizes([MIB] * 8, 4) == [MIB, 2 * MIB, 4 * MIB, 8 * MIB]
+    # Layers of 6 and 10 bytes (16 in all), 3 sizes: 6, 6 * sqrt(16 / 6) = 9.80 and 16
+    # bytes, each rounded to whole float32 values (1.5 -> 2 by half-to-even, 2.45 -> 2, 4):
+    # 8, 8 and 16 bytes, and a size timed twice is timed once.
+    assert allreduce_sizes([6, 10], 3) == [8, 16]
+    # One parameter: the whole gradient is the only size.
+    assert allreduce_sizes([4 * MIB]) == [4 * MIB]
