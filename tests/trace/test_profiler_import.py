@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from widgets.model.trace import from_document, measure, validate_trace
 from widgets.model.trace.profiler import ProfileError, import_profiles, read_profile
@@ -208,3 +210,85 @@ def test_overlap_is_none_without_all_reduce_time() -> None:
     )})  # fmt: skip
     assert zero.overlap is None
     assert np.all(np.diff(step.compute_ends) >= 0)
+
+
+# -- random GPU-shaped steps, against counting microsecond cells --------------------
+
+_kernels = st.lists(
+    st.tuples(st.integers(0, 300), st.integers(1, 60)), min_size=1, max_size=8
+)  # (start after forward end, duration) in us
+
+
+def _one_step_profile(compute, buckets) -> dict:
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1,
+         "ts": 0, "dur": 2000, "args": {}},
+        {"ph": "X", "cat": "user_annotation", "name": "DistributedDataParallel.forward",
+         "pid": 1, "tid": 1, "ts": 10, "dur": 90, "args": {}},
+        {"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#SGD.step", "pid": 1,
+         "tid": 1, "ts": 1500, "dur": 100, "args": {}},
+    ]  # fmt: skip
+    for k, (start, dur) in enumerate(compute):
+        events.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": 1,
+                "tid": 2,
+                "ts": 100 + k,
+                "dur": 1,
+                "args": {"correlation": k + 1},
+            }
+        )
+        events.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+                       "ts": 100 + start, "dur": dur,
+                       "args": {"stream": 7, "device": 0, "correlation": k + 1}})  # fmt: skip
+    for b, (start, dur, n) in enumerate(buckets):
+        comm = {"Collective name": "allreduce", "In msg nelems": n, "dtype": "Float"}
+        events.append(
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "nccl:all_reduce",
+                "pid": 1,
+                "tid": 2,
+                "ts": 200 + b,
+                "dur": 1,
+                "args": {"External id": 900 + b, **comm},
+            }
+        )
+        args = {"stream": 20, "device": 0, "External id": 900 + b, **comm}
+        name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+        kernel = {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 20}
+        events.append({**kernel, "ts": 200 + start, "dur": dur, "args": args})
+    return {
+        "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
+        "traceEvents": events,
+    }
+
+
+def _cells(spans) -> set[int]:
+    return {c for a, b in spans for c in range(a, b)}
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    compute=_kernels,
+    buckets=st.lists(
+        st.tuples(st.integers(0, 300), st.integers(1, 60), st.integers(1, 10**6)),
+        min_size=1,
+        max_size=5,
+    ),
+)
+def test_random_steps_match_counting_cells(compute, buckets) -> None:
+    data = json.dumps(_one_step_profile(compute, buckets)).encode()
+    (step,) = read_profile(data, name="random.json").steps
+    comp = [(100 + a, 100 + a + d) for a, d in compute]
+    comm = [(200 + a, 200 + a + d) for a, d, _ in buckets]
+    assert [b.bytes for b in step.buckets] == [4 * n for _, _, n in buckets]
+    assert step.backward_end_us == max(b for _, b in comp)
+    assert step.communication_end_us == max(b for _, b in comm)
+    assert step.exposed_tail_us == max(0, max(b for _, b in comm) - max(b for _, b in comp))
+    shared = len(_cells(comm) & _cells(comp))
+    assert step.overlap == pytest.approx(shared / len(_cells(comm)))
