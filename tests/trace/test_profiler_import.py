@@ -99,7 +99,7 @@ def test_summary_has_the_issue_shape_and_hand_worked_values(profile) -> None:
                 ("broadcast", round(1024 / MIB, 6), 0.3, 0.4),
                 ("all_reduce", round(4 / MIB, 6), 8.5, 8.52),
             ]
-            assert entry["grad_ready_ms"] == [2.05, 2.15, 2.25, 2.35]
+            assert entry["grad_ready_approximate_ms"] == [2.05, 2.15, 2.25, 2.35]
     m = data["median"]
     assert m["backward_end_ms"] == pytest.approx(6.1)
     assert m["communication_end_ms"] == pytest.approx(7.5)
@@ -107,8 +107,11 @@ def test_summary_has_the_issue_shape_and_hand_worked_values(profile) -> None:
     assert m["step_ms"] == pytest.approx(7.8)
     every = [overlap(r, k) for r in (0, 1) for k in range(3)]
     assert m["overlap"] == pytest.approx(statistics.median(every), abs=1e-4)
+    assert data["run"]["backend"] == "nccl" and data["run"]["world_size"] == 2
+    assert data["run"]["gpus"] == ["NVIDIA A100-SXM4-80GB"] and data["notes"] == []
     json.dumps(data)  # plain JSON
     text = summary_text(data)
+    assert "nccl, world size 2, 2.21.5" in text and "GPUs: NVIDIA A100-SXM4-80GB" in text
     assert "iteration 11" in text and "broadcast (not a bucket)" in text
 
 

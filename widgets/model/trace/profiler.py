@@ -720,12 +720,3 @@ def import_profiles(
     if dropped:
         notes.append(f"steps not in every file left out: {sorted(dropped)}")
     return Profile(ranks=trimmed, iterations=kept, notes=tuple(notes))
-
-
-def per_rank(profile: Profile) -> dict[int, dict[int, RankStep]]:
-    """``{iteration: {rank: step}}`` of a profile."""
-    out: dict[int, dict[int, RankStep]] = defaultdict(dict)
-    for r in profile.ranks:
-        for s in r.steps:
-            out[s.iteration][r.rank] = s
-    return dict(out)

@@ -19,6 +19,11 @@ Field by field, per iteration (``ProfilerStep#N``) and imported rank:
   Per-parameter readiness is not expressible, so the fit's per-layer backward
   terms see buckets, not layers.
 
+Ranks on one machine share the profiler's clock; ranks on different machines
+need not (the profiler does not align them), so cross-rank quantities of such a
+conversion (``measure``'s latest launch and end over ranks) are only as good as
+the machines' clocks. The per-rank summary does not depend on it.
+
 What version 1 cannot say, kept in the extra top-level ``profile`` block (readers
 of version 1 ignore unknown keys) and the metadata's ``note``: that times are
 device times; the collectives that are not buckets; the approximate readiness

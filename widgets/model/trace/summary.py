@@ -70,7 +70,8 @@ def _rank_from_step(step: RankStep) -> dict[str, Any]:
             }
             for c in step.others
         ],
-        "grad_ready_ms": [_ms(t - origin) for t in step.readiness_us],
+        # Ends of AccumulateGrad ops: host times, not tied to parameters (approximate).
+        "grad_ready_approximate_ms": [_ms(t - origin) for t in step.readiness_us],
     }
 
 
@@ -123,6 +124,13 @@ def summary(source: Profile | Trace | dict[str, Any]) -> dict[str, Any]:
         times = "device" if source.device_times else "host"
         kind = "torch.profiler"
         ranks = [r.rank for r in source.ranks]
+        first = source.ranks[0]
+        run = {
+            "backend": first.backend,
+            "world_size": first.world_size,
+            **{k: v for k, v in first.metadata.items() if k not in ("rank", "world_size")},
+        }
+        notes = list(source.notes)
     else:
         if isinstance(source, dict):
             validate_trace(source)
@@ -134,6 +142,11 @@ def summary(source: Profile | Trace | dict[str, Any]) -> dict[str, Any]:
             }
             for i in range(source.n_iterations)
         ]
+        meta = source.metadata
+        run = {
+            k: meta[k] for k in ("backend", "world_size", "torch_version", "device") if k in meta
+        }
+        notes = []
         times = source.document.get("profile", {}).get("times", "host")
         kind = source.document.get("profile", {}).get("source", "overlap-lab recorder")
         ranks = source.document.get("profile", {}).get("ranks", list(range(source.n_ranks)))
@@ -145,6 +158,8 @@ def summary(source: Profile | Trace | dict[str, Any]) -> dict[str, Any]:
         "source": kind,
         "times": times,
         "ranks": ranks,
+        "run": run,
+        "notes": notes,
         "iterations": iterations,
         "median": _medians(iterations),
     }
@@ -152,9 +167,19 @@ def summary(source: Profile | Trace | dict[str, Any]) -> dict[str, Any]:
 
 def summary_text(data: dict[str, Any]) -> str:
     """The summary as lines a person reads (what ``overlap-lab summary`` prints)."""
+    run = data.get("run", {})
+    described = ", ".join(
+        str(v) if k != "world_size" else f"world size {v}"
+        for k, v in run.items()
+        if k in ("backend", "world_size", "nccl_version") and v is not None
+    )
+    gpus = ", ".join(run.get("gpus", []))
     lines = [
         f"{data['source']}, {data['times']} times, ranks {', '.join(map(str, data['ranks']))} "
-        "(ms from each rank's forward start)"
+        "(ms from each rank's forward start)",
+        *([described] if described else []),
+        *([f"GPUs: {gpus}"] if gpus else []),
+        *(f"note: {n}" for n in data.get("notes", [])),
     ]
     for it in data["iterations"]:
         lines.append(f"iteration {it['iteration']}")
