@@ -250,3 +250,18 @@ def test_intervals_match_counting_cells(a, b) -> None:
     assert all(ma[i, 1] < ma[i + 1, 0] for i in range(len(ma) - 1))  # disjoint, in order
     assert intersection(ma, mb) == len(_cells(a) & _cells(b))
     assert _cells(subtract(a, b)) == _cells(a) - _cells(b)
+
+
+def test_the_import_needs_no_torch() -> None:
+    # The server will import profiles; it must not pull in torch (fresh interpreter).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import widgets.model.trace.profiler, widgets.model.trace.profiler_convert\n"
+        "import widgets.model.trace.summary\n"
+        "assert 'torch' not in sys.modules, 'torch imported'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
