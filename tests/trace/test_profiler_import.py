@@ -178,8 +178,15 @@ def test_converted_trace_is_valid_v1_with_hand_worked_fields(profile) -> None:
     # readiness over ranks: rank 1's 6.35 (its last kernel ends 6450 - 100 + 50).
     assert measured.communication_end_ms[0] == pytest.approx(7.35 - 1.95)
     assert measured.exposed_tail_ms[0] == pytest.approx(7.35 - 6.35)
-    # A summary of the converted trace keeps the profile's rank numbers.
+    # A summary of the converted trace keeps the profile's rank numbers and numbers.
     assert [r["rank"] for r in summary(doc)["iterations"][0]["ranks"]] == [0, 1]
+    shared = ("buckets", "backward_end_ms", "communication_end_ms", "exposed_tail_ms")
+    for a, b in zip(summary(doc)["iterations"], summary(profile)["iterations"], strict=True):
+        for x, y in zip(a["ranks"], b["ranks"], strict=True):
+            assert {k: x[k] for k in (*shared, "step_ms", "overlap")} == {
+                k: y[k] for k in (*shared, "step_ms", "overlap")
+            }
+    assert summary(doc)["median"] == summary(profile)["median"]
 
 
 def test_a_subset_of_ranks_converts_with_its_ranks_noted() -> None:

@@ -12,6 +12,10 @@ Field by field, per iteration (``ProfilerStep#N``) and imported rank:
   device; version 1 has one clock and requires this order);
 - buckets in launch order: ``issue`` the launching op's start, ``enqueued`` its
   return (at most the run's end), ``complete`` the run's end (kernel or gloo range);
+- beside them (extra keys, ignored by version-1 readers): each bucket's
+  ``start`` (when its kernel or gloo range began), the rank's ``backward_end``
+  (the last backward compute) and ``overlap`` (measured on the profile's
+  compute), so that ``summary`` of the converted trace equals the profile's;
 - ``parameters`` and ``grad_ready``: a profile names no parameters, so each
   bucket becomes one pseudo-parameter ``bucket B`` of the bucket's bytes, ready at
   the end of the last backward compute that ended before its all-reduce started
@@ -126,6 +130,7 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
                         for b, c in enumerate(s.buckets)
                     ],
                     "backward_end": ms(s.backward_end_us),
+                    "overlap": None if s.overlap is None else round(s.overlap, 4),
                 }
             )
             others.append(

@@ -76,22 +76,30 @@ def _rank_from_step(step: RankStep) -> dict[str, Any]:
 
 
 def _rank_from_trace(trace: Trace, i: int, r: int) -> dict[str, Any]:
+    # A trace converted from a profile carries, beside the version-1 fields, each
+    # bucket's ``start``, the rank's ``backward_end`` and ``overlap`` (measured on
+    # the profile's compute); a recorded trace has none of them.
+    entry = trace.document["iterations"][i]["ranks"][r]
     origin = trace.forward_start[i, r]
     issue, complete = trace.issue[i, r], trace.complete[i, r]
+    starts = [b.get("start", issue[k]) for k, b in enumerate(entry["buckets"])]
     backward_start = trace.backward_start[i, r]
-    backward_end = float(trace.grad_ready[i, r].max())
+    backward_end = float(entry.get("backward_end", trace.grad_ready[i, r].max()))
     comm_end = float(complete.max())
-    comm = merge(np.stack([issue, complete], axis=1))
-    total = float((comm[:, 1] - comm[:, 0]).sum())
-    compute = np.array([[backward_start, backward_end]])
-    overlap = None if total <= 0 else round(intersection(comm, compute) / total, 4)
+    if "overlap" in entry:
+        overlap = entry["overlap"]
+    else:
+        comm = merge(np.stack([issue, complete], axis=1))
+        total = float((comm[:, 1] - comm[:, 0]).sum())
+        compute = np.array([[backward_start, backward_end]])
+        overlap = None if total <= 0 else round(intersection(comm, compute) / total, 4)
     return {
         "rank": r,
         "buckets": [
             {
                 "index": b,
                 "mib": round(float(trace.bucket_bytes[b]) / MIB, 6),
-                "start_ms": round(float(issue[b] - origin), 3),
+                "start_ms": round(float(starts[b] - origin), 3),
                 "end_ms": round(float(complete[b] - origin), 3),
                 "launch_ms": round(float(issue[b] - origin), 3),
             }
