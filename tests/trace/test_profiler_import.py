@@ -302,3 +302,15 @@ def test_random_steps_match_counting_cells(compute, buckets) -> None:
     assert step.exposed_tail_us == max(0, max(b for _, b in comm) - max(b for _, b in comp))
     shared = len(_cells(comm) & _cells(comp))
     assert step.overlap == pytest.approx(shared / len(_cells(comm)))
+
+
+def test_older_profilers_category_names_read_alike(profile) -> None:
+    doc = make_nccl_profiles.profile(0)
+    old = {"kernel": "Kernel", "cuda_runtime": "Runtime", "cpu_op": "Operator"}
+    for e in doc["traceEvents"]:
+        e["cat"] = old.get(e.get("cat"), e.get("cat"))
+    again = read_profile(json.dumps(doc).encode(), name="old.json")
+    assert [s.exposed_tail_us for s in again.steps] == [
+        s.exposed_tail_us for s in profile.ranks[0].steps
+    ]
+    assert [s.overlap for s in again.steps] == [s.overlap for s in profile.ranks[0].steps]

@@ -284,7 +284,7 @@ class _Collector:
         self.steps: list[tuple[int, float, float]] = []
         self.forwards: list[tuple[float, float]] = []
         self.optimizers: list[tuple[float, float]] = []
-        # host collective ops: (kind, start, end, external id, elements, dtype, source)
+        # host collective ops: (kind, start, end, external id, elements, dtype)
         self.nccl_ops: list[tuple[str, float, float, Any, int | None, str | None]] = []
         self.c10d_ops: list[tuple[str, float, float, Any, int | None, str | None]] = []
         self.gloo_ops: list[tuple[str, float, float, Any, int | None, str | None]] = []
@@ -302,17 +302,19 @@ class _Collector:
         name = e.get("name")
         if not isinstance(name, str):
             return
+        # Older profilers spell the categories "Kernel", "Runtime", "Operator".
         cat = e.get("cat")
+        cat = cat.lower() if isinstance(cat, str) else ""
         args = e.get("args") if isinstance(e.get("args"), dict) else {}
         if cat == "kernel":
             self._kernel(e, name, args)
             return
-        if cat in ("cuda_runtime", "cuda_driver"):
+        if cat in ("cuda_runtime", "cuda_driver", "runtime"):
             corr = args.get("correlation")
-            if corr is not None and "aunch" in name:
+            if corr is not None and "launch" in name.lower():
                 self.launches[corr] = _number(e, "ts", self.name)
             return
-        if cat not in ("cpu_op", "user_annotation"):
+        if cat not in ("cpu_op", "user_annotation", "operator"):
             return
         if name.startswith(_AUTOGRAD_OP):
             ts = _number(e, "ts", self.name)
