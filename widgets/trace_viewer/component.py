@@ -72,11 +72,11 @@ SIGNED_PCT = Quantity("%", digits=1)
 #: How well the model predicts in general, from the validation protocol (bench/README.md,
 #: "The model on workloads it was not fitted on"): not only on the shipped traces.
 PREDICTION_QUALITY = (
-    "How well the model predicts in general: on five workloads recorded on this 2-core "
-    "machine with all-reduces and backward also timed alone, fitted on two bucket layouts "
-    "and predicting a third (60 cases), backward return came within 10 % in 56 and the "
-    "exposed tail within max(20 %, 5 ms) in 48; the misses were tails predicted too short "
-    "(bench/README.md)."
+    "How well the model predicts in general: on five workloads recorded on the project's "
+    "2-core machine with all-reduces and backward also timed alone, fitted on two bucket "
+    "layouts and predicting a third (60 cases), backward return came within 10 % in 56 and "
+    "the exposed tail within max(20 %, 5 ms) in 48; every tail it missed was predicted too "
+    "short (bench/README.md)."
 )
 
 
