@@ -121,8 +121,9 @@ class Hub:
                         await self.classroom.seen(code, learner)
                     if learners:
                         await self.classroom.store.publish(code, "seen")
-                if any(lst.role == "instructor" for lst in listeners):
-                    self._event(code, "seen")
+                # Every page here is brought up to date now and then, so a room that
+                # expired (no event says so) shows as ended within a heartbeat.
+                self._event(code, RESYNC)
 
 
 _HUB: Hub | None = None
