@@ -130,6 +130,7 @@ def test_an_unknown_dtype() -> None:
         ("-Infinity", "-Infinity is not a number JSON allows"),
         ("1e400", "not a plausible time"),
         ("1e20", "not a plausible time"),
+        ("-5", "not a plausible time"),
         ('"12"', "not a number"),
         ("true", "not a number"),
         ("9" * 5000, "digits|integer"),

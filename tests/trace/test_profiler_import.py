@@ -314,3 +314,15 @@ def test_older_profilers_category_names_read_alike(profile) -> None:
         s.exposed_tail_us for s in profile.ranks[0].steps
     ]
     assert [s.overlap for s in again.steps] == [s.overlap for s in profile.ranks[0].steps]
+
+
+def test_unix_time_stamps_read_alike(profile) -> None:
+    # Some profilers write ts as Unix time in us (~1.7e15 today).
+    doc = make_nccl_profiles.profile(0)
+    for e in doc["traceEvents"]:
+        if "ts" in e:
+            e["ts"] += 1_700_000_000_000_000
+    again = read_profile(json.dumps(doc).encode(), name="unix.json")
+    theirs = summary(import_profiles([FILES[0]]))
+    assert summary(import_profiles([json.dumps(doc).encode()]))["median"] == theirs["median"]
+    assert len(again.steps) == 3

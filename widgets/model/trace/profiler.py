@@ -65,7 +65,9 @@ __all__ = [
     "read_profile",
 ]
 
-MAX_TIME_US = 1e13  # ~115 days of trace clock; a real profile's ts is well inside
+# Profilers write ts from a boot-time clock or as Unix time (~1.7e15 us today).
+MAX_TIME_US = 1e17  # year ~5100 as Unix time
+MAX_DURATION_US = 1e12  # ~11.6 days: no op or kernel of a training step lasts longer
 MAX_ELEMENTS = 2**48  # one collective's elements; more is not a real buffer
 
 DTYPE_BYTES = {
@@ -220,7 +222,9 @@ class Profile:
 # -- collecting events ----------------------------------------------------------
 
 
-def _number(event: dict[str, Any], key: str, name: str, limit: float = MAX_TIME_US) -> float:
+def _number(event: dict[str, Any], key: str, name: str) -> float:
+    """The event's ``ts`` or ``dur`` as a float, or a ``ProfileError`` naming the event."""
+    limit = MAX_DURATION_US if key == "dur" else MAX_TIME_US
     value = event.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ProfileError(
@@ -228,7 +232,7 @@ def _number(event: dict[str, Any], key: str, name: str, limit: float = MAX_TIME_
             "not a number"
         )
     value = float(value)
-    if not math.isfinite(value) or abs(value) > limit:
+    if not math.isfinite(value) or abs(value) > limit or (key == "dur" and value < 0):
         raise ProfileError(
             f"{name}: event {str(event.get('name'))[:60]!r} has {key} {value:g}, "
             "not a plausible time in microseconds"
