@@ -33,7 +33,7 @@ def bins(values: Iterable[float], integer: bool = False) -> list[dict]:
     lo, hi = xs[0], xs[-1]
     if integer and hi - lo < MAX_INTEGER_BINS:
         edges = [lo + i - 0.5 for i in range(int(hi - lo) + 2)]
-    elif hi == lo:
+    elif hi - lo <= 1e-9 * max(1.0, abs(hi)):  # one value, give or take rounding
         half = max(abs(lo) * 0.05, 0.5)
         edges = [lo - half, lo + half]
     else:
@@ -51,9 +51,14 @@ def bins(values: Iterable[float], integer: bool = False) -> list[dict]:
         )
         counts[i] += 1
     return [
-        {"lo": round(edges[i], 12), "hi": round(edges[i + 1], 12), "count": counts[i]}
+        {"lo": _clean(edges[i]), "hi": _clean(edges[i + 1]), "count": counts[i]}
         for i in range(len(counts))
     ]
+
+
+def _clean(x: float) -> float:
+    """An edge without the float noise of its arithmetic (0.30000000000000004 → 0.3)."""
+    return float(f"{x:.12g}")
 
 
 def summary(values: Iterable[float], integer: bool = False) -> dict:
