@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import concurrent.futures
 import time
 from pathlib import Path
 
@@ -130,9 +131,10 @@ def served_session(unstarted_server):
         start_line=RequestStartLine("GET", "/one", "HTTP/1.1"),
         headers=HTTPHeaders({"Host": "localhost"}),
     )
-    session = asyncio.run(
-        context.create_session_if_needed(session_id, request, generate_jwt_token(session_id))
-    )
+    make = context.create_session_if_needed(session_id, request, generate_jwt_token(session_id))
+    # On a thread of its own: a browser test earlier in the run may hold this thread's loop.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        session = pool.submit(asyncio.run, make).result()
     yield session
     internals.destroy_document(session.document)
 
