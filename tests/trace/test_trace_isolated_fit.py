@@ -232,3 +232,44 @@ def test_the_slowest_rank_of_backward_alone_gets_its_own_scale() -> None:
     assert f.rank_backward_scale == pytest.approx((12 / 10.5, 10 / 10.5), rel=1e-12)
     assert f.backward_ms == pytest.approx((5.25, 5.25), rel=1e-12)
     np.testing.assert_allclose(f.backward_matrix(), [[6.0, 6.0], [5.0, 5.0]], rtol=1e-12)
+
+
+def test_the_copy_back_rate_is_backward_alones_return_per_mib() -> None:
+    # Backward alone returns 0.5 ms after its last gradient (1.0 -> 1.5) in every
+    # iteration: copying the whole 2 MB gradient back, 2e6 / 2^20 MiB, so
+    # 0.5 * 2^20 / 2e6 ms per MiB. Without that (returns with the last gradient), 0:
+    # nothing is copied in the schedule.
+    assert fit([_half_busy()]).copy_back_ms_per_mib == 0.0
+    assert fit([_half_busy()]).copy_back_ms([1_000_000]) is None
+    doc = _with_isolated(_document(["a", "b"], _AB, [[_HALF]] * 5), _ALLREDUCE, _ALONE)
+    for it in doc["isolated"]["backward"]:
+        it["ranks"][0]["backward_ms"] = 1.5
+    f = fit([from_document(doc)])
+    assert f.copy_back_ms_per_mib == pytest.approx(0.5 * MIB / 2e6, rel=1e-12)
+    assert f.copy_back_ms([1_000_000, 2_000_000]) == pytest.approx([0.25, 0.5], rel=1e-12)
+    # The baseline measures it too; with no transfer contention it slows nothing.
+    assert fit([from_document(doc)], contention=False).copy_back_ms_per_mib == (
+        f.copy_back_ms_per_mib
+    )
+
+
+def test_the_prediction_runs_the_schedule_with_the_copies() -> None:
+    from dataclasses import replace
+
+    from widgets.model.trace import predict_layout
+
+    doc = _with_isolated(_document(["a", "b"], _AB, [[_HALF]] * 5), _ALLREDUCE, _ALONE)
+    for it in doc["isolated"]["backward"]:
+        it["ranks"][0]["backward_ms"] = 1.5
+    # w = 0.5 and 0.5, c = 2/3 (as above), 1 MB transfers of 0.5 ms, copies of 0.25 ms;
+    # c_t set to 1. a ends at 0.5 and its transfer starts; b runs at 0.6 of its speed
+    # and ends at 0.5 + 0.5 / 0.6 = 4/3, when the transfer, at half speed, has done
+    # 5/12 of its 0.5 ms: it ends at 4/3 + 1/12 = 17/12. Transfer 1 starts then; bucket
+    # 0 is copied back 17/12 to 20/12, at half speed 0.125 ms of work, then 0.375 ms at
+    # full speed: it ends at 20/12 + 0.375 (without the copy at 17/12 + 0.5).
+    f = replace(fit([from_document(doc)]), transfer_contention=1.0)
+    layout = [np.array([0]), np.array([1])]
+    s = predict_layout(f, layout).schedule
+    assert s.bucket_end == pytest.approx([17 / 12, 20 / 12 + 0.375], rel=1e-9)
+    s = predict_layout(replace(f, copy_back_ms_per_mib=0.0), layout).schedule
+    assert s.bucket_end == pytest.approx([17 / 12, 17 / 12 + 0.5], rel=1e-9)

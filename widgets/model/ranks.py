@@ -26,6 +26,15 @@ in backward (on a CPU the cores are shared both ways, and an all-reduce moves
 at the pace of its slowest participant: one rank still computing holds every
 rank's transfer back), so it takes between ``T_b`` and ``(1 + c_t) T_b``.
 
+**Copy-back (optional).** With ``copy_back_ms`` given, each rank, once its
+backward has ended, copies every reduced bucket back into the gradients, in
+bucket order, each once its transfer has completed, taking ``copy_back_ms[b]``
+(DDP's finalize does this on the thread that ran backward, unless gradients
+are views of the buckets). A copy is a thread beside the communication's, so
+while any rank copies a transfer is slowed by c_t as while a rank computes.
+Only the copies of earlier buckets matter to a transfer (bucket b's own copy
+starts after it ends); without ``copy_back_ms`` nothing is copied.
+
 Backward then depends on when the link is busy, which depends on readiness, so
 the schedule is solved bucket by bucket: bucket b's readiness needs only the
 transfers of buckets before it (every later transfer starts after
@@ -38,9 +47,13 @@ formulas above.
 
 Not modelled: network topology (one link serves every bucket, FIFO in
 bucket-index order, one collective at a time: gloo's two worker threads, which
-can run two all-reduces at once, are not represented); compute/communication
-stream priority; how much of a core each thread gets beyond the two factors;
-the enqueue cost delaying backward on the host; forward and the optimizer.
+can run two all-reduces at once, are not represented; timed alone on 2 cores,
+two at once shared the bandwidth and both ended about when two in turn would
+have, so a link shared that way keeps the same busy time and the same
+communication end, and only the order of completions differs);
+compute/communication stream priority; how much of a core each thread gets
+beyond the two factors; the enqueue cost delaying backward on the host;
+forward and the optimizer.
 
 Units are the caller's (ms throughout this project); times start at 0 unless a
 rank's backward start is given.
@@ -166,7 +179,7 @@ def _transfer_end(
     start: float, work: float, compute_start: np.ndarray, compute_end: np.ndarray, c_t: float
 ) -> float:
     """End of a transfer of ``work`` ms begun at ``start``, at ``1 / (1 + c_t)`` of its
-    speed while any rank computes (rank r over [compute_start, compute_end))."""
+    speed while any rank computes or copies (over any [compute_start, compute_end))."""
     edges = np.unique(np.concatenate([compute_start, compute_end]))
     t = start
     for edge in [*edges[edges > start].tolist(), np.inf]:
@@ -189,6 +202,7 @@ def rank_schedule(
     enqueue_ms: float = 0.0,
     contention: float | np.typing.ArrayLike = 0.0,
     transfer_contention: float = 0.0,
+    copy_back_ms: np.typing.ArrayLike | None = None,
 ) -> RankSchedule:
     """Solve one step on every rank, event by event.
 
@@ -216,6 +230,13 @@ def rank_schedule(
     transfer runs at half speed) and c = 1, transfer 0 and layer B slow each
     other from 4: the transfer's 2 ms take until 8, when B has done 2 ms of its
     work; B ends at 10 and its transfer runs 10-12.
+
+    ``copy_back_ms`` is each bucket's copy back into the gradients after a
+    rank's backward (module docstring; None: no copies). Worked example: c = 0,
+    c_t = 1, the same two layers, transfers of 2 ms and copies of 2 ms. Transfer
+    0 runs from 4 at half speed while B computes and ends at 8, when backward
+    ends and transfer 1 starts; bucket 0 is copied back 8-10, so transfer 1 has
+    done 1 ms of its work by 10 and ends at 11 (at 10 without the copy).
     """
     work = np.asarray(backward_ms, float)
     if work.ndim == 1:
@@ -251,6 +272,13 @@ def rank_schedule(
         raise ValueError("contention must be finite and non-negative")
     if not (np.isfinite(transfer_contention) and transfer_contention >= 0):
         raise ValueError("transfer contention must be finite and non-negative")
+    copies = None
+    if copy_back_ms is not None:
+        copies = np.asarray(copy_back_ms, float).reshape(-1)
+        if copies.shape != (n_buckets,):
+            raise ValueError(f"give one copy-back time per bucket ({n_buckets})")
+        if not (np.all(np.isfinite(copies)) and np.all(copies >= 0)):
+            raise ValueError("copy-back times must be finite and non-negative")
 
     position = np.empty(n_layers, int)
     position[seq] = np.arange(n_layers)
@@ -307,8 +335,23 @@ def rank_schedule(
                     for r in range(n_ranks)
                 ]
             )
+            slowing_start, slowing_end = [start], [compute_end]
+            if copies is not None:
+                # Each rank copies buckets 0..b-1 back after its backward, in order, each
+                # once it completed; every one of them completed before this transfer ends.
+                for r in range(n_ranks):
+                    done = compute_end[r]
+                    for j in range(b):
+                        begin = max(done, bucket_end[j])
+                        done = begin + copies[j]
+                        slowing_start.append(np.array([begin]))
+                        slowing_end.append(np.array([done]))
             bucket_end[b] = _transfer_end(
-                bucket_start[b], transfer[b], start, compute_end, transfer_contention
+                bucket_start[b],
+                transfer[b],
+                np.concatenate(slowing_start),
+                np.concatenate(slowing_end),
+                transfer_contention,
             )
         else:
             bucket_end[b] = bucket_start[b] + transfer[b]

@@ -25,6 +25,16 @@ that need no overlap to be seen:
   last bucket's size through each fitted layout's median and backward alone's
   (DDP copies a reduced bucket back into the gradients: one large last bucket
   returns later than a small one);
+- **copy-back** ``copy_back_ms_per_mib``: backward alone's time from its last
+  gradient to its return, per MiB of the whole gradient (that is DDP copying
+  every bucket back into the gradients, with nothing else running). After a
+  rank's backward, DDP copies each earlier reduced bucket back while later ones
+  are still being reduced, and the copy takes a core from the transfers: a
+  transfer that ran alone after backward in a layout of several buckets took
+  1.1-1.4x the time of the same all-reduce alone in the protocol's traces,
+  and 0.9-1.0x in one bucket, where there is nothing to copy meanwhile. The
+  schedule slows a transfer by c_t while a rank copies (``ranks.rank_schedule``
+  ``copy_back_ms``), and c_t is matched with the copies in place;
 
 and the overlap in the DDP traces is left to say only what it alone can: the
 **contention factors** c (per rank, from the gradient intervals by the rules
@@ -160,6 +170,8 @@ class Fit:
     rank_backward_scale: tuple[float, ...] = ()
     # Finalize grows with the last bucket: finalize_ms + finalize_ms_per_mib * its MiB.
     finalize_ms_per_mib: float = 0.0
+    # Copy-back after backward, per MiB of a bucket (0: not measured, no copies modelled).
+    copy_back_ms_per_mib: float = 0.0
 
     def finalize_for(self, last_bucket_bytes: float) -> float:
         """Backward return after the last transfer, for a last bucket of that many bytes."""
@@ -170,6 +182,12 @@ class Fit:
         w = np.asarray(self.backward_ms, float)
         scale = np.asarray(self.rank_backward_scale or (1.0,) * self.world_size, float)
         return scale[:, None] * w[None, :]
+
+    def copy_back_ms(self, nbytes: np.typing.ArrayLike) -> np.ndarray | None:
+        """Each bucket's copy back into the gradients after backward (None: not measured)."""
+        if self.copy_back_ms_per_mib <= 0:
+            return None
+        return self.copy_back_ms_per_mib * np.asarray(nbytes, float) / MIB
 
     def transfer_ms(self, nbytes: np.typing.ArrayLike) -> np.ndarray:
         """Transfer time at full speed of buckets of ``nbytes`` bytes."""
@@ -639,6 +657,9 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
         unidentified=tuple(unidentified),
         rank_backward_scale=() if alone is None else alone[1],
         finalize_ms_per_mib=finalize_per_mib,
+        copy_back_ms_per_mib=(
+            0.0 if alone is None else max(0.0, alone[2][1]) / (alone[2][0] / MIB)
+        ),
     )
     if line is not None and with_contention and t_identified:
         fitted = _match_transfer_contention(fitted, traces, max_other_load)

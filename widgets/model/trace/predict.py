@@ -4,7 +4,9 @@ The prediction runs ``widgets.model.ranks.rank_schedule`` with the fitted
 per-parameter backward times (in their measured readiness order), the
 target's buckets and their ``a + S / bandwidth`` transfers, the contention
 factor of each rank (``rank_contention``, the most slowed rank first), the
-transfer contention and the enqueue cost. The last rank starts backward at 0 and every
+transfer contention, the enqueue cost and, when the fit had backward alone,
+each bucket's copy back into the gradients after backward (``Fit.copy_back_ms``,
+which slows the transfers still running). The last rank starts backward at 0 and every
 other rank ``start_skew_ms`` earlier. Then, in the terms of ``measure``:
 
 - communication end C = the last transfer's end; compute end E = the last
@@ -82,6 +84,7 @@ def predict_layout(
         enqueue_ms=fit.enqueue_ms,
         contention=np.asarray(fit.rank_contention, float),
         transfer_contention=fit.transfer_contention,
+        copy_back_ms=fit.copy_back_ms(sizes),
     )
     compute_end = s.last_backward_end
     backward_return = max(s.comm_end, compute_end) + fit.finalize_for(sizes[-1])
