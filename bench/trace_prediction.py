@@ -130,6 +130,7 @@ def run_cases(traces: dict, max_load: float | None, resamples: int = RESAMPLES) 
             "backward_total_ms": sum(model.backward_ms),
             "finalize_ms": model.finalize_ms,
             "finalize_ms_per_mib": model.finalize_ms_per_mib,
+            "copy_back_ms_per_mib": model.copy_back_ms_per_mib,
             "uncertainty": model.uncertainty,
             "unidentified": list(model.unidentified),
         }
@@ -199,7 +200,9 @@ def terms_line(rows: list[dict]) -> str:
             f"{iv('backward_total_ms', f['backward_total_ms'], '{:.1f}')} ms, overhead "
             f"{iv('overhead_ms', f['overhead_ms'])} ms, bandwidth "
             f"{iv('bandwidth_gbps', f['bandwidth_gbps'], '{:.3f}')} GB/s, contention {ranks} "
-            f"by rank, transfer contention {iv('transfer_contention', f['transfer_contention'])}"
+            f"by rank, transfer contention {iv('transfer_contention', f['transfer_contention'])}, "
+            f"copy-back {iv('copy_back_ms_per_mib', f['copy_back_ms_per_mib'], '{:.3f}')} ms "
+            "per MiB"
         )
     return "no fit"
 

@@ -86,6 +86,7 @@ def test_the_point_estimate_lies_in_its_interval_and_terms_are_all_there() -> No
         "enqueue_ms",
         "finalize_ms",
         "finalize_ms_per_mib",
+        "copy_back_ms_per_mib",
     }
     assert set(f.uncertainty) == expected
     for name in ("overhead_ms", "bandwidth_gbps", "contention", "transfer_contention"):

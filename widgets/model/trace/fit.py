@@ -342,6 +342,7 @@ TERMS = (
     "enqueue_ms",
     "finalize_ms",
     "finalize_ms_per_mib",
+    "copy_back_ms_per_mib",
 )
 MIN_BUSY = 5  # busy intervals (or transfers under compute) needed to identify a factor
 
