@@ -31,8 +31,9 @@ that need no overlap to be seen:
   rank's backward, DDP copies each earlier reduced bucket back while later ones
   are still being reduced, and the copy takes a core from the transfers: a
   transfer that ran alone after backward in a layout of several buckets took
-  1.1-1.4x the time of the same all-reduce alone in the protocol's traces,
-  and 0.9-1.0x in one bucket, where there is nothing to copy meanwhile. The
+  a median 1.0-1.9x the time of the same all-reduce alone in the protocol's
+  traces (1.1-1.4x in most layouts), and 0.84-1.02x in one bucket, where there
+  is nothing to copy meanwhile. The
   schedule slows a transfer by c_t while a rank copies (``ranks.rank_schedule``
   ``copy_back_ms``), and c_t is matched with the copies in place;
 
