@@ -33,9 +33,9 @@ def serve(options: ServeOptions) -> None:
     warm(routes)
     from tornado.ioloop import IOLoop
 
-    from .classroom.backlog import raise_listen_backlog
+    from .listen_backlog import raise_listen_backlog
 
-    # Once the server has bound its sockets: a class's burst of votes queues, not drops.
+    # Once the server has bound its sockets: a class's burst of pages or votes queues, not drops.
     IOLoop.current().add_callback(raise_listen_backlog)
     pn.serve(
         routes, show=options.show, title="overlap-lab", static_dirs={}, **server_options(options)

@@ -1,4 +1,4 @@
-"""A class arriving at once: room in the kernel's queue for every new connection.
+"""A class arriving at once: room in the kernel's queue for every new connection (pages, votes).
 
 Bokeh's server listens with Tornado's default backlog of 128 pending
 connections. When 200 learners submit within a few milliseconds, each POST on
