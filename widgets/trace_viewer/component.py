@@ -75,8 +75,9 @@ PREDICTION_QUALITY = (
     "How well the model predicts in general: on five workloads recorded on the project's "
     "2-core machine with all-reduces and backward also timed alone, fitted on two bucket "
     "layouts and predicting a third (60 cases), backward return came within 10 % in 56 and "
-    "the exposed tail within max(20 %, 5 ms) in 48; every tail it missed was predicted too "
-    "short (bench/README.md)."
+    "the exposed tail within max(20 %, 5 ms) in 56 (in an earlier recording, 52 and 51); "
+    "a plain FIFO model without contention was closer on the tail in 16 cases "
+    "(bench/README.md)."
 )
 
 
