@@ -332,6 +332,13 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
             else ""
         )
         + f", optimizer and after {f.after_return_ms:.2f} ms",
+        (
+            f"  copy-back                {f.copy_back_ms_per_mib:7.3f} ms per MiB"
+            f"{iv('copy_back_ms_per_mib', '{:.3f}')}    after backward, the reduced buckets "
+            "are copied back into the gradients, slowing the transfers still running"
+            if f.copy_back_ms_per_mib > 0
+            else "  copy-back                not measured (needs backward timed alone)"
+        ),
         "",
         "Fit quality (predicted from the fit and the measured busy times)",
         f"  gradient intervals   R² {f.backward_quality.r2:5.2f}, RMS "

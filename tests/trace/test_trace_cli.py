@@ -44,6 +44,8 @@ def test_fit_prints_the_numbers_and_their_quality(files, capsys) -> None:
     ):
         assert label in text
     assert "1.200 GB/s" in text  # the synthetic truth
+    # These synthetic traces time nothing alone, so there is no copy-back rate to report.
+    assert "copy-back                not measured" in text
 
 
 def test_fit_json(files, capsys) -> None:
