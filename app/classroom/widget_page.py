@@ -27,16 +27,13 @@ log = logging.getLogger("overlap-lab.classroom")
 #: Every mode's styles, given once when the widget is made (a stylesheet added later
 #: would make Panel point its theme at a CDN); the mode is a class on the widget.
 MODE_CSS = """
-:host(.cl-hidden) .ol-controls, :host(.cl-locked) .ol-controls,
-:host(.cl-revealed) .ol-controls { pointer-events: none; opacity: 0.7; }
-:host(.cl-hidden) .ol-controls::before, :host(.cl-locked) .ol-controls::before,
-:host(.cl-revealed) .ol-controls::before { content: "Settings locked by your instructor";
-  display: block; font-weight: 600; margin: 0 0 6px 0; color: #1f2328; }
 :host(.cl-hidden) .ol-main { display: none !important; }
 :host(.cl-hidden) .ol-body::before { content: "The chart and readouts appear when your "
   "instructor reveals the answer."; display: block; font-weight: 600; padding: 8px 0; }
 :host(.cl-locked) .ol-time { display: none !important; }
 """
+#: What the page says above the settings while the round keeps them (they are inert).
+LOCKED = "Settings locked by your instructor"
 MODES = ("hidden", "locked", "revealed", "open")
 #: What a page may still ask for in each mode (the rest is refused).
 ALLOWED = {
@@ -68,6 +65,7 @@ class RoundWidget(Listener):
 
     def _style(self) -> None:
         self.view.css_classes = [f"cl-{self.mode}"]
+        self.view.lock = "" if self.mode == "open" else LOCKED
 
     def changed(self, room, votes, connected) -> None:
         if room is None or room.get("round") != str(self.round_no) or not room.get("widget"):

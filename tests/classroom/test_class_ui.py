@@ -30,6 +30,10 @@ DEEP_CLASS = """(name) => {
 }"""
 
 
+#: True when the element sits in an inert subtree (no focus, no input, hidden from assistive tech).
+INERT = "el => el.closest('[inert]') !== null"
+
+
 def _frame_widget(page):
     return page.frame_locator("#widget")
 
@@ -81,6 +85,9 @@ def test_a_full_round_in_one_process(browser, one_process, tmp_path):
     frame.get_by_label("Arrival rate").wait_for(timeout=30_000)
     assert frame.get_by_label("Arrival rate").input_value() == "2"
     assert not frame.get_by_role("button", name="Play", exact=True).is_visible()
+    # Locked for the keyboard and screen readers too (inert), and the page says why.
+    frame.get_by_text("Settings locked by your instructor", exact=True).wait_for()
+    assert frame.get_by_label("Arrival rate").evaluate(INERT)
 
     assert predict(a, "soon").startswith("Your prediction: “soon” is not a number")
     assert a.get_by_label("Your prediction").get_attribute("aria-invalid") == "true"
@@ -116,6 +123,7 @@ def test_a_full_round_in_one_process(browser, one_process, tmp_path):
     t.get_by_role("button", name="Unlock controls").click()
     a.get_by_text("The controls are unlocked").wait_for()
     a.wait_for_function(DEEP_CLASS, arg="cl-open")
+    assert not _frame_widget(a).get_by_label("Arrival rate").evaluate(INERT)
     t.get_by_role("button", name="Next round").click()
     for page in learners:
         page.get_by_text("Waiting for the instructor").wait_for()

@@ -52,6 +52,9 @@ class WidgetComponent(JSComponent):
     message = param.Dict(
         default={}, doc="What an experiment just loaded: its text, and a count of loads."
     )
+    lock = param.String(
+        default="", doc="Why the settings are locked (a class round); empty: they are not."
+    )
 
     widget_name: ClassVar[str]
     #: Set on an instance that a class round locks: True for a page message it refuses.

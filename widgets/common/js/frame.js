@@ -4,7 +4,7 @@
 //
 // Synced properties from the server: fields (once), values, errors, anchor,
 // state and steady (drawn together: steady holds what few edits change),
-// description, notices, share, snippets. To the server: one message per
+// description, notices, share, snippets, lock. To the server: one message per
 // action ({action}) or edit ({edit, text}); nothing per frame. Animation state
 // lives in closures here, never in synced properties (writing model.x sends it).
 
@@ -85,12 +85,21 @@ export function mountWidget({ model, el }, def) {
     act,
   };
   const { main, controls, after = [] } = def.layout(parts);
+  const controlsEl = h("div", { class: "ol-controls", role: "group", "aria-label": "Settings" }, ...controls);
+  // A class round may lock the settings: inert (no focus, no input, for keyboards and
+  // screen readers too), with the reason said above them.
+  const lockNote = h("p", { class: "ol-lock-note", role: "status" });
+  const showLock = () => {
+    lockNote.textContent = model.lock || "";
+    lockNote.hidden = !model.lock;
+    controlsEl.inert = Boolean(model.lock);
+  };
   root.append(
     notices.el,
     loaded,
     h("div", { class: "ol-body" },
       h("div", { class: "ol-main" }, ...main, h("figure", { class: "ol-figure" }, chartHost, time.el, key), description, table.el, exports, ...after),
-      h("div", { class: "ol-controls", role: "group", "aria-label": "Settings" }, ...controls)),
+      h("div", { class: "ol-controls-column" }, lockNote, controlsEl)),
     share.el,
   );
 
@@ -152,6 +161,7 @@ export function mountWidget({ model, el }, def) {
     root.scrollIntoView({ behavior: still ? "auto" : "smooth", block: "start" });
   };
   share.update(model.share, model.snippets);
+  showLock();
   describe();
   playhead.sync(model.anchor);
   resize.observe(chartHost);
@@ -174,6 +184,7 @@ export function mountWidget({ model, el }, def) {
   model.on("description", describe);
   model.on("notices", () => notices.update(model.notices));
   model.on("message", loadedHere);
+  model.on("lock", showLock);
   model.on(["share", "snippets"], () => share.update(model.share, model.snippets));
   model.on("remove", () => {
     playhead.stop();
