@@ -76,6 +76,10 @@ def index_html(prefix: str = "") -> str:
         '<nav aria-label="Widgets"><h2>The widgets</h2>'
         "<p>Each one on its own page, to explore or to embed in a course.</p>"
         f'<ul class="ol-cards">{cards}</ul></nav>'
+        '<nav aria-label="Classroom"><h2>Teaching a class</h2>'
+        "<p>Run live prediction rounds in a lecture: every learner predicts on their own "
+        "page, the room sees the spread, then the widget shows the answer. "
+        f'<a href="{prefix}/class">Start or join a class</a>.</p></nav>'
     )
     return page_html("overlap-lab", body)
 

@@ -75,6 +75,8 @@ def test_the_index_lists_the_lessons_in_order_and_pictures_every_widget() -> Non
         picture = thumbnail(spec.name)
         assert picture.startswith('<svg class="ol-thumb"') and 'role="img" aria-label="' in picture
         assert picture in text
+    # An instructor finds the classroom from the index, under the prefix.
+    assert '<a href="/w/class">Start or join a class</a>' in text
     # Static: no script, nothing from another host, nothing that says "Loading".
     assert "<script" not in text and "Loading" not in text and "http" not in text
 
