@@ -23,6 +23,9 @@ from widgets.model.trace import (
     write_trace,
 )
 
+from .profile_commands import COMMANDS as PROFILE_COMMANDS
+from .profile_commands import add_profile_commands, run_profile_command
+
 DEFAULT_MAX_LOAD = 0.25
 MIB = 1024 * 1024
 
@@ -148,10 +151,13 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     chrome.add_argument("trace", type=Path, metavar="TRACE")
     chrome.add_argument("--out", type=Path, required=True, help="file to write")
     chrome.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    add_profile_commands(sub)  # import, summary
 
 
 def run_trace_command(args: argparse.Namespace) -> int:
     """Run one of the trace subcommands; return the exit code."""
+    if args.command in PROFILE_COMMANDS:
+        return run_profile_command(args)
     try:
         if args.command == "record":
             return _record(args)
