@@ -11,10 +11,12 @@ work can finish meanwhile, and then the recorder's ``.then()`` callback, its
 3-5 on the 2 cores from other work), the raw exposed tails differed by more than
 1 ms in four runs (2.0, 2.3, 4.4 and 4.4 ms, all such late callbacks), the
 recorder's view of the profile by at most 0.70 ms (0.61 of the tolerance; the
-other nine runs at most 0.46 ms). Backward end (last gradient ready for the recorder, the
-autograd engine's last op up to DDP's reducer for the import) agrees to ~0.15
-ms, the recorder's forward start being its ``iteration()`` block's entry, a
-little before DDP's forward.
+other nine runs at most 0.46 ms).
+
+Times from each rank's forward start are not compared: the recorder's origin is
+its ``iteration()`` block's entry, a variable time before DDP's forward (and its
+``issue`` precedes the ``c10d::allreduce_`` launch by the hook's own work, once
+1.05 ms under load), while the exposed tail is a difference on one clock.
 
 Needs torch (the ``trace`` extra); skipped without it.
 """
@@ -98,7 +100,7 @@ def recorder_view_tail_ms(step) -> float:
     return max(0.0, comm - step.backward_end_us) / 1000.0
 
 
-def test_exposed_tail_and_backward_end_agree_with_the_recorder(both) -> None:
+def test_exposed_tail_agrees_with_the_recorder(both) -> None:
     profile, trace = both
     imported, recorded = summary(profile), summary(trace)
     for ours, theirs in zip(imported["iterations"], recorded["iterations"], strict=True):
@@ -110,10 +112,6 @@ def test_exposed_tail_and_backward_end_agree_with_the_recorder(both) -> None:
             # The import's own tail never exceeds what the recorder's late callbacks show
             # by more than the tolerance (its ends are the work's, not a callback's).
             assert a["exposed_tail_ms"] <= tail + tolerance(tail), where
-            assert a["backward_end_ms"] == pytest.approx(b["backward_end_ms"], abs=1.0), where
-            # The bucket launches are the same calls seen twice.
-            for x, y in zip(a["buckets"], b["buckets"], strict=True):
-                assert x["launch_ms"] == pytest.approx(y["launch_ms"], abs=1.0), where
 
 
 def test_the_converted_trace_has_the_recorded_layout(both) -> None:
