@@ -50,6 +50,18 @@ def description(scope):
     return scope.get_by_role("region", name="What the chart shows", exact=True)
 
 
+#: JS statements that set ``widget`` to the page's first widget (``.ol-widget``), found
+#: through shadow roots; a page script starts ``() => {`` + this.
+FIND_WIDGET_JS = """
+  const roots = [document];
+  let widget = null;
+  while (roots.length && !widget) {
+    const r = roots.pop();
+    widget = r.querySelector(".ol-widget");
+    for (const el of r.querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
+  }
+"""
+
 FRAMES_JS = """
 n => new Promise(done => {
   let k = 0;

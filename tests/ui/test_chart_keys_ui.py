@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from pagekit import TIMEOUT, button
+from pagekit import FIND_WIDGET_JS, TIMEOUT, button
 from playwright.sync_api import Page, expect
 
 #: Each widget's bucket colours (Okabe-Ito, ``widgets/common/js/theme.js``), matched alike.
@@ -30,15 +30,10 @@ CATEGORY = {
 }
 
 #: The chart's marks and the key's swatches of the first widget of the page, as painted.
-MARKS_JS = r"""
-() => {
-  const roots = [document];
-  let widget = null;
-  while (roots.length && !widget) {
-    const r = roots.pop();
-    widget = r.querySelector(".ol-widget");
-    for (const el of r.querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
-  }
+MARKS_JS = (
+    "() => {"
+    + FIND_WIDGET_JS
+    + r"""
   const root = widget.getRootNode();
   const SHAPES = ["rect", "line", "path", "polygon", "polyline", "circle"];
   const paint = (el) => {
@@ -69,6 +64,7 @@ MARKS_JS = r"""
   return { marks, key };
 }
 """
+)
 
 ROUTES = ("/bucket-timeline", "/queue-lab", "/ranks", "/trace")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from pagekit import FIND_WIDGET_JS
 from playwright.sync_api import Page
 
 from lessons import Prose, WidgetBlock, load_lessons
@@ -31,15 +32,10 @@ GLYPHS = {
 CLAIM = re.compile("\\((" + "|".join(GLYPHS) + ")\\)")
 LESSONS = load_lessons()
 
-KEY_SHAPES_JS = r"""
-() => {
-  const roots = [document];
-  let widget = null;
-  while (roots.length && !widget) {
-    const r = roots.pop();
-    widget = r.querySelector(".ol-widget");
-    for (const el of r.querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
-  }
+KEY_SHAPES_JS = (
+    "() => {"
+    + FIND_WIDGET_JS
+    + r"""
   return [...widget.querySelectorAll(".ol-figure ul.ol-key [data-shape]")].map((m) => ({
     shape: m.getAttribute("data-shape"),
     filled: m.getAttribute("fill") !== "none",
@@ -47,6 +43,7 @@ KEY_SHAPES_JS = r"""
   }));
 }
 """
+)
 
 
 def claims() -> list[tuple[str, list[str], set[str]]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from pagekit import TIMEOUT, button, enter, readout, value_of
+from pagekit import FIND_WIDGET_JS, TIMEOUT, button, enter, readout, value_of
 from playwright.sync_api import Page, expect
 
 from widgets.many_ranks import text as ranks_text
@@ -109,15 +109,10 @@ def test_play_reveals_the_markers_in_the_browser(page: Page, server: str, ui):
 
 
 #: Each mark of the chart and of its key, as drawn: tag, paint and (markers) geometry.
-MARKS_JS = r"""
-() => {
-  const roots = [document];
-  let widget = null;
-  while (roots.length && !widget) {
-    const r = roots.pop();
-    widget = r.querySelector(".ol-widget");
-    for (const el of r.querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
-  }
+MARKS_JS = (
+    "() => {"
+    + FIND_WIDGET_JS
+    + r"""
   const root = widget.getRootNode();
   const round = (v) => Math.round(v * 10) / 10;
   const sig = (el) => {
@@ -155,6 +150,7 @@ MARKS_JS = r"""
   };
 }
 """
+)
 
 #: The key's event entries, by the event each stands for.
 KEY_EVENTS = {
