@@ -50,6 +50,17 @@ def model_description(widths: list[int], batch: int = BATCH) -> str:
     return f"{layers}, batch {batch} per rank"
 
 
+def recorded_step(ddp, recorder, optimizer, x) -> None:
+    """One training iteration of the demo model, its phases marked for ``recorder``."""
+    with recorder.iteration():
+        loss = ddp(x).pow(2).mean()
+        with recorder.backward():
+            loss.backward()
+        with recorder.optimizer():
+            optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+
 def _worker(args: argparse.Namespace) -> None:
     from datetime import timedelta
 
@@ -100,13 +111,7 @@ def _worker(args: argparse.Namespace) -> None:
         # machine does at the time falls on every cap alike; backward alone and the
         # isolated all-reduces take their turn in the same round.
         for ddp, recorder, optimizer in runs:
-            with recorder.iteration():
-                loss = ddp(x).pow(2).mean()
-                with recorder.backward():
-                    loss.backward()
-                with recorder.optimizer():
-                    optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
+            recorded_step(ddp, recorder, optimizer, x)
         if timer is not None:
             timer.time_allreduces()
         if args.rank == 0:

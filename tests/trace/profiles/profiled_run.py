@@ -32,6 +32,7 @@ def _rank(args: argparse.Namespace) -> None:
     from torch import nn
     from torch.nn.parallel import DistributedDataParallel
 
+    from app.tracing.demo import recorded_step
     from app.tracing.recorder import TraceRecorder, write_trace
 
     torch.set_num_threads(1)
@@ -49,13 +50,7 @@ def _rank(args: argparse.Namespace) -> None:
         activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule, record_shapes=True
     ) as prof:
         for _ in range(ITERATIONS):
-            with recorder.iteration():
-                loss = ddp(x).pow(2).mean()
-                with recorder.backward():
-                    loss.backward()
-                with recorder.optimizer():
-                    optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
+            recorded_step(ddp, recorder, optimizer, x)
             prof.step()
     prof.export_chrome_trace(str(Path(args.out) / f"rank{args.rank}.json"))
     trace = recorder.gather(warmup=WARMUP, note="profiled run")

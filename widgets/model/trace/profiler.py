@@ -45,7 +45,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -710,17 +710,7 @@ def import_profiles(
     notes = [f"{r.name}: {n}" for r in ordered for n in r.notes]
     kept = tuple(sorted(common))
     trimmed = tuple(
-        RankProfile(
-            name=r.name,
-            rank=r.rank,
-            backend=r.backend,
-            world_size=r.world_size,
-            device_times=r.device_times,
-            metadata=r.metadata,
-            steps=tuple(s for s in r.steps if s.iteration in common),
-            notes=r.notes,
-        )
-        for r in ordered
+        replace(r, steps=tuple(s for s in r.steps if s.iteration in common)) for r in ordered
     )
     dropped = {s.iteration for r in ranks for s in r.steps} - common
     if dropped:
