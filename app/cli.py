@@ -7,8 +7,9 @@ import logging
 
 import panel as pn
 
+from widgets.traces.commands import add_trace_commands, run_trace_command
+
 from .serve_options import ServeOptions
-from .trace_commands import add_trace_commands, run_trace_command
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,7 +12,7 @@ layers differ in size) it records the four bucket layouts in one run, their
 iterations alternating, with backward alone and all-reduces alone in every
 round (``overlap-lab record``). Then for every case (each pair of layouts
 fitted, each other layout predicted) it fits the model
-(``widgets/model/trace/fit.py``, with 90 % bootstrap intervals of its terms)
+(``widgets/traces/fit.py``, with 90 % bootstrap intervals of its terms)
 and the plain baseline (the same fit without contention: FIFO alpha-beta),
 predicts the target's median with each and prints both beside the
 measurement, marking the targets of ``bench.trace_protocol``. Iterations
@@ -31,8 +31,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.tracing import machine
-from app.tracing.demo import record_demo
 from bench.trace_protocol import (
     RETURN_TARGET_PCT,
     SHARE_TARGET,
@@ -46,7 +44,9 @@ from bench.trace_protocol import (
     tail_ok,
     tally,
 )
-from widgets.model.trace import PredictionRefused, TraceError, compare, fit, load_trace
+from widgets.traces import PredictionRefused, TraceError, compare, fit, load_trace
+from widgets.traces.recorder import machine
+from widgets.traces.recorder.demo import record_demo
 
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "trace_results.json"

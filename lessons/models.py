@@ -15,8 +15,8 @@ import numpy as np
 from widgets.model import buckets
 from widgets.model.fluid_queue import FluidQueue, Segment
 from widgets.model.ranks_view import SCENARIO_SETTINGS, RanksConfig, sweep_layers_per_bucket
-from widgets.model.trace import error_pct, measure, summarize
-from widgets.model.trace_view import TraceViewConfig
+from widgets.traces import error_pct, measure, summarize
+from widgets.traces.trace_view import TraceViewConfig
 
 BUCKETS, QUEUE, RANKS, TRACE = "bucket-timeline", "queue-lab", "ranks", "trace"
 

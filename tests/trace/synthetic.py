@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from widgets.model.ranks import rank_schedule
-from widgets.model.trace import FORMAT, VERSION
+from widgets.traces import FORMAT, VERSION
 
 MIB = 1024 * 1024
 N_PARAMS = 12

@@ -30,10 +30,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from widgets.model.trace import from_document, load_trace, measure, validate_trace
-from widgets.model.trace.profiler import import_profiles
-from widgets.model.trace.profiler_convert import to_trace_document
-from widgets.model.trace.summary import summary
+from widgets.traces import from_document, load_trace, measure, validate_trace
+from widgets.traces.profiler import import_profiles
+from widgets.traces.profiler_convert import to_trace_document
+from widgets.traces.summary import summary
 
 HERE = Path(__file__).parent / "profiles"
 _spec = importlib.util.spec_from_file_location("profiled_run", HERE / "profiled_run.py")

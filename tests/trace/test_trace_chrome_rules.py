@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 
-from widgets.model.trace import (
+from widgets.traces import (
     FORMAT,
     VERSION,
     from_document,

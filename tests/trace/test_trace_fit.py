@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from synthetic import Truth, edited, synthetic_document
 
-from widgets.model.trace import (
+from widgets.traces import (
     TraceError,
     buckets_for_cap,
     compare,

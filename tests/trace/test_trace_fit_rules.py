@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from widgets.model.trace import (
+from widgets.traces import (
     FORMAT,
     VERSION,
     Fit,

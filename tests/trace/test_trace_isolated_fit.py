@@ -14,7 +14,7 @@ import pytest
 from synthetic import MIB, Truth, isolated_block, synthetic_document
 from test_trace_fit_rules import _AB, _HALF, _document, _rank
 
-from widgets.model.trace import (
+from widgets.traces import (
     PredictionRefused,
     TraceError,
     compare,
@@ -192,7 +192,7 @@ def test_a_trace_without_the_block_has_no_isolated_arrays() -> None:
 
 
 def test_finalize_grows_with_the_last_bucket_along_a_line() -> None:
-    from widgets.model.trace.fit import _finalize_line
+    from widgets.traces.fit import _finalize_line
 
     # Layouts whose last bucket is 4 MiB (finalize 1, 1, 1.2 ms: median 1) and 12 MiB
     # (3 ms), and backward alone's one bucket of 48 MiB (12 ms): on the line 0.25 ms per
@@ -256,7 +256,7 @@ def test_the_copy_back_rate_is_backward_alones_return_per_mib() -> None:
 def test_the_prediction_runs_the_schedule_with_the_copies() -> None:
     from dataclasses import replace
 
-    from widgets.model.trace import predict_layout
+    from widgets.traces import predict_layout
 
     doc = _with_isolated(_document(["a", "b"], _AB, [[_HALF]] * 5), _ALLREDUCE, _ALONE)
     for it in doc["isolated"]["backward"]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from widgets.model.trace import (
+from widgets.traces import (
     MAX_TRACE_BYTES,
     Trace,
     TraceError,

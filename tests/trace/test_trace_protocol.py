@@ -22,7 +22,7 @@ from bench.trace_protocol import (
     tail_ok,
     tally,
 )
-from widgets.model.trace import buckets_for_cap
+from widgets.traces import buckets_for_cap
 
 
 def test_three_layouts_give_three_cases() -> None:

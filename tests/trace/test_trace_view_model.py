@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from synthetic import synthetic_document, two_parameter_document, two_parameter_rank
 
-from widgets.model.trace import from_document, measure, parse_trace, summarize
-from widgets.model.trace_view import (
+from widgets.traces import from_document, measure, parse_trace, summarize
+from widgets.traces.trace_view import (
     MEDIAN,
     TraceViewConfig,
     machine_summary,

@@ -17,11 +17,11 @@ import pytest
 from synthetic import edited, synthetic_document, two_parameter_document, two_parameter_rank
 
 from widgets.model.settings import hint_of, is_setting, setting_names, unit_of
-from widgets.model.trace import QUANTITIES, fit, from_document, parse_trace
-from widgets.traces import shipped
+from widgets.traces import QUANTITIES, fit, from_document, parse_trace
+from widgets.traces.shipped import shipped
 
 # Imported by name at run time: mutation runs choose their test files explicitly.
-tv = importlib.import_module("widgets.model." + "trace_view")
+tv = importlib.import_module("widgets.traces." + "trace_view")
 
 
 # --- the settings, as the page shows them -----------------------------------------------------
@@ -39,7 +39,7 @@ SETTINGS = {
     "what_if_cap_mb": ("What-if bucket cap", "MiB", None, (1.0, 1024.0), 20.0),
     "trace": ("Shipped trace", "", None, None, "three-layers-per-bucket.json"),
 }
-# The shipped traces, in the order of widgets/traces/README.md's table.
+# The shipped traces, in the order of widgets/traces/shipped/README.md's table.
 SHIPPED = [
     "one-layer-per-bucket.json",
     "three-layers-per-bucket.json",

@@ -16,9 +16,9 @@ from pagekit import TIMEOUT, button, field, readout
 from playwright.sync_api import Page, expect
 
 from widgets.common.formatting import MILLISECONDS
-from widgets.model.trace import MAX_TRACE_BYTES, parse_trace
 from widgets.trace_viewer.component import TraceView
-from widgets.traces import shipped
+from widgets.traces import MAX_TRACE_BYTES, parse_trace
+from widgets.traces.shipped import shipped
 
 ROUTE = "/trace"
 

@@ -30,11 +30,11 @@ from pathlib import Path
 import pytest
 from drive import FakeWall
 
-from widgets.model.trace import MAX_TRACE_BYTES
-from widgets.model.trace_view import shipped_traces
 from widgets.registry import WIDGETS
 from widgets.trace_viewer.component import MAX_UPLOAD_MESSAGE_BYTES, STEP_ORDER, TraceView
-from widgets.traces import shipped
+from widgets.traces import MAX_TRACE_BYTES
+from widgets.traces.shipped import shipped
+from widgets.traces.trace_view import shipped_traces
 
 
 def _synthetic():

@@ -23,7 +23,7 @@ from ..common.fields import field_specs
 from ..common.formatting import MILLISECONDS, Quantity, plain_number
 from ..common.parsing import parse_setting
 from ..model.timeline import Clock
-from ..model.trace import (
+from ..traces import (
     MAX_TRACE_BYTES,
     QUANTITIES,
     Trace,
@@ -33,15 +33,15 @@ from ..model.trace import (
     refusal,
     summarize,
 )
-from ..model.trace import measure as measure_trace
-from ..model.trace_view import (
+from ..traces import measure as measure_trace
+from ..traces.shipped import DESCRIPTIONS
+from ..traces.trace_view import (
     TraceViewConfig,
     TraceViewResult,
     machine_summary,
     shares_cores,
     shipped_traces,
 )
-from ..traces import DESCRIPTIONS
 
 HERE = Path(__file__).resolve().parent
 

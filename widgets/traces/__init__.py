@@ -1,24 +1,89 @@
-"""Example traces of real DDP runs, shipped with the package (see README.md in this folder).
+"""Real DDP traces, in one package: format, loading, profiler import, fit, prediction, export.
 
-``shipped()`` maps each file name to its path and ``DESCRIPTIONS`` says what
-layout each one records; load one with ``widgets.model.trace.load_trace``.
+The core modules use numpy and the standard library only; ``recorder/`` is the
+one optional part that imports torch (the ``trace`` extra).
+
+- ``schema`` (``schema_v1.json``, ``schema_v2.json``): the format's versions,
+  the JSON Schema and validation with errors naming the field;
+- ``load``: size-limited parsing into a ``Trace`` of arrays;
+- ``measure``: per-iteration quantities in the schedule model's terms;
+- ``fit``: backward per layer, contention, transfer overhead and bandwidth
+  (from all-reduces and backward timed alone when the trace has them), and the
+  plain baseline without contention;
+- ``bootstrap``: 90 % intervals of the fitted terms over iterations;
+- ``identify``: whether a fit can predict a layout, and why not;
+- ``predict``: a layout's step from a fit, by ``widgets.model.ranks``, beside
+  what was measured;
+- ``chrome``: export to the Chrome trace event format;
+- ``profiler_read``, ``profiler``, ``profiler_convert``: torch.profiler files
+  (one per rank, gzipped or not) read as data, measured, and made a trace;
+- ``summary``: per iteration and rank the buckets, ends, tail and overlap;
+- ``trace_view``: a trace beside the model, for the trace viewer widget;
+- ``shipped/``: example traces of real runs; ``commands/``: the ``overlap-lab``
+  trace commands; ``recorder/``: the torch-side recorder.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from .bootstrap import resample_trace
+from .chrome import to_chrome_trace
+from .fit import TERMS, Fit, FitQuality, fit, term_values
+from .identify import PredictionRefused, check_predictable, refusal
+from .load import (
+    MAX_TRACE_BYTES,
+    Trace,
+    from_document,
+    keep_quietest,
+    load_trace,
+    parse_trace,
+    write_trace,
+)
+from .measure import QUANTITIES, Measured, Summary, measure, quiet_iterations, summarize
+from .predict import Prediction, buckets_for_cap, compare, error_pct, predict_layout
+from .schema import (
+    FORMAT,
+    VERSION,
+    TraceError,
+    check_consistency,
+    check_schema,
+    schema,
+    validate_trace,
+)
 
-FOLDER = Path(__file__).resolve().parent
-
-# File name -> its bucket layout, in words. Each layer's gradient is 4 MiB.
-DESCRIPTIONS: dict[str, str] = {
-    "one-layer-per-bucket.json": "bucket cap 4 MiB: twelve buckets of one layer",
-    "three-layers-per-bucket.json": "bucket cap 12 MiB: four buckets of three layers",
-    "one-bucket.json": "bucket cap 48 MiB: all twelve layers in one bucket",
-    "mixed-5-5-2.json": "bucket cap 20 MiB: buckets of five, five and two layers",
-}
-
-
-def shipped() -> dict[str, Path]:
-    """The shipped trace files, by file name, in the order of ``DESCRIPTIONS``."""
-    return {name: FOLDER / name for name in DESCRIPTIONS if (FOLDER / name).is_file()}
+__all__ = [
+    "FORMAT",
+    "MAX_TRACE_BYTES",
+    "QUANTITIES",
+    "TERMS",
+    "VERSION",
+    "Fit",
+    "FitQuality",
+    "Measured",
+    "Prediction",
+    "PredictionRefused",
+    "Summary",
+    "Trace",
+    "TraceError",
+    "buckets_for_cap",
+    "check_consistency",
+    "check_predictable",
+    "check_schema",
+    "compare",
+    "error_pct",
+    "fit",
+    "from_document",
+    "keep_quietest",
+    "load_trace",
+    "measure",
+    "parse_trace",
+    "predict_layout",
+    "quiet_iterations",
+    "refusal",
+    "resample_trace",
+    "schema",
+    "summarize",
+    "term_values",
+    "to_chrome_trace",
+    "validate_trace",
+    "write_trace",
+]

@@ -32,8 +32,8 @@ def _rank(args: argparse.Namespace) -> None:
     from torch import nn
     from torch.nn.parallel import DistributedDataParallel
 
-    from app.tracing.demo import recorded_step
-    from app.tracing.recorder import TraceRecorder, write_trace
+    from widgets.traces.recorder.demo import recorded_step
+    from widgets.traces.recorder.recorder import TraceRecorder, write_trace
 
     torch.set_num_threads(1)
     dist.init_process_group(
@@ -62,7 +62,7 @@ def _rank(args: argparse.Namespace) -> None:
 
 def record(out_dir: Path, timeout_s: float = 120) -> None:
     """Run both ranks; raise ``RuntimeError`` with their output when one fails."""
-    from app.tracing.demo import free_port
+    from widgets.traces.recorder.demo import free_port
 
     port = free_port()
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
@@ -105,6 +105,6 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--out", required=True)
     _rank(parser.parse_args())
-    # As in app.tracing.demo: leave without static destructors (gloo's threads).
+    # As in widgets.traces.recorder.demo: leave without static destructors (gloo's threads).
     sys.stdout.flush()
     os._exit(0)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ranks import RankSchedule, rank_schedule
+from ..model.ranks import RankSchedule, rank_schedule
 from . import identify
 from .fit import Fit
 from .load import Trace, TraceError

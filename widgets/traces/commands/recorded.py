@@ -1,17 +1,18 @@
 """``overlap-lab record``, ``fit``, ``predict``, ``trim``, ``chrome``: traces on the command line.
 
 Only ``record`` needs torch (in the worker processes it starts, from the
-``trace`` extra); the others read trace files with ``widgets.model.trace``.
+``trace`` extra); the others read trace files with ``widgets.traces``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
 
-from widgets.model.trace import (
+from widgets.traces import (
     QUANTITIES,
     Fit,
     TraceError,
@@ -23,8 +24,8 @@ from widgets.model.trace import (
     write_trace,
 )
 
-from .profile_commands import COMMANDS as PROFILE_COMMANDS
-from .profile_commands import add_profile_commands, run_profile_command
+from .profiles import COMMANDS as PROFILE_COMMANDS
+from .profiles import add_profile_commands, run_profile_command
 
 DEFAULT_MAX_LOAD = 0.25
 MIB = 1024 * 1024
@@ -210,19 +211,18 @@ def _check_out(path: Path, force: bool) -> None:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from .tracing.demo import record_demo
+    from ..recorder.demo import record_demo
 
     caps, outs = args.bucket_cap_mb, args.out
     if len(caps) != len(outs):
         raise CommandError(f"{len(caps)} bucket caps need {len(caps)} --out files, not {len(outs)}")
     for out in outs:
         _check_out(out, args.force)
-    try:
-        import torch  # noqa: F401
-    except ImportError:
+    # The ranks import torch in their own processes; this one only checks it is there.
+    if importlib.util.find_spec("torch") is None:
         raise CommandError(
             "recording needs torch: pip install 'overlap-lab[trace]' (see the README)"
-        ) from None
+        )
     if args.widths is not None and len(args.widths) < 2:
         raise CommandError("--widths needs at least two numbers (a layer's input and output)")
     if args.isolated_sizes < 0:

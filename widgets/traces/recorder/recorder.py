@@ -15,7 +15,7 @@ Usage, on every rank, after ``init_process_group`` and wrapping the model::
     if trace is not None:                        # rank 0 gets the whole trace
         write_trace(trace, "run.json")
 
-What it records, per rank and iteration (format: ``widgets/model/trace/schema_v1.json``):
+What it records, per rank and iteration (format: ``widgets/traces/schema_v1.json``):
 
 - ``forward_start``, ``backward_start``, ``backward_return``, ``optimizer_start`` and
   ``optimizer_end``: when the ``iteration()``, ``backward()`` and ``optimizer()``
@@ -64,7 +64,7 @@ import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
-from widgets.model.trace import FORMAT, VERSION, validate_trace, write_trace
+from widgets.traces import FORMAT, VERSION, validate_trace, write_trace
 
 __all__ = ["TraceRecorder", "build_trace", "write_trace"]
 
@@ -79,7 +79,7 @@ class TraceRecorder:
     communication hook per model, registered before the first backward).
     With ``communicate=False`` the hook holds communication back: it hands each
     bucket back at once, unreduced, so backward runs with all of DDP's own
-    bookkeeping but no all-reduce (backward alone, for ``app.tracing.isolated``;
+    bookkeeping but no all-reduce (backward alone, for ``widgets.traces.recorder.isolated``;
     the ranks' gradients are then not averaged, so use it on a model kept for timing).
     """
 

@@ -37,9 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
-from ..traces import DESCRIPTIONS, shipped
-from .settings import setting
-from .trace import (
+from ..model.settings import setting
+from . import (
     QUANTITIES,
     Fit,
     Prediction,
@@ -52,6 +51,7 @@ from .trace import (
     predict_layout,
     summarize,
 )
+from .shipped import DESCRIPTIONS, shipped
 
 MEDIAN = 0  # the iteration setting's value for "the median iteration"
 DEFAULT_TRACE = "three-layers-per-bucket.json"

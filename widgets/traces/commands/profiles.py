@@ -2,7 +2,7 @@
 
 - ``import PROFILE... --out TRACE.json [--force]``: one torch.profiler trace per
   rank (``.json`` or ``.json.gz``, any subset of the ranks) becomes an
-  overlap-lab trace (version 1; ``widgets.model.trace.profiler_convert`` says
+  overlap-lab trace (version 1; ``widgets.traces.profiler_convert`` says
   what version 1 cannot hold and where it is kept instead);
 - ``summary FILE... [--json]``: per iteration and rank the buckets, backward end,
   communication end, exposed tail, step and overlap, then the medians, of a
@@ -18,10 +18,10 @@ import json
 import sys
 from pathlib import Path
 
-from widgets.model.trace import TraceError, load_trace, write_trace
-from widgets.model.trace.profiler import ProfileError, import_profiles
-from widgets.model.trace.profiler_convert import to_trace_document
-from widgets.model.trace.summary import summary, summary_text
+from widgets.traces import TraceError, load_trace, write_trace
+from widgets.traces.profiler import ProfileError, import_profiles
+from widgets.traces.profiler_convert import to_trace_document
+from widgets.traces.summary import summary, summary_text
 
 COMMANDS = ("import", "summary")
 

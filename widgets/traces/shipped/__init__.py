@@ -1,0 +1,24 @@
+"""Example traces of real DDP runs, shipped with the package (see README.md in this folder).
+
+``shipped()`` maps each file name to its path and ``DESCRIPTIONS`` says what
+layout each one records; load one with ``widgets.traces.load_trace``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent
+
+# File name -> its bucket layout, in words. Each layer's gradient is 4 MiB.
+DESCRIPTIONS: dict[str, str] = {
+    "one-layer-per-bucket.json": "bucket cap 4 MiB: twelve buckets of one layer",
+    "three-layers-per-bucket.json": "bucket cap 12 MiB: four buckets of three layers",
+    "one-bucket.json": "bucket cap 48 MiB: all twelve layers in one bucket",
+    "mixed-5-5-2.json": "bucket cap 20 MiB: buckets of five, five and two layers",
+}
+
+
+def shipped() -> dict[str, Path]:
+    """The shipped trace files, by file name, in the order of ``DESCRIPTIONS``."""
+    return {name: FOLDER / name for name in DESCRIPTIONS if (FOLDER / name).is_file()}
