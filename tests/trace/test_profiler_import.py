@@ -141,10 +141,10 @@ def test_bytes_of_an_upload_read_like_the_file() -> None:
     assert [s.backward_end_us for s in plain.steps] == [s.backward_end_us for s in one.steps]
 
 
-def test_converted_trace_is_valid_v1_with_hand_worked_fields(profile) -> None:
+def test_converted_trace_is_valid_v2_with_hand_worked_fields(profile) -> None:
     doc = to_trace_document(profile)
     validate_trace(doc)
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     assert doc["parameters"] == [
         {"name": "bucket 0", "bytes": MIB},
         {"name": "bucket 1", "bytes": 2 * MIB},
@@ -153,10 +153,17 @@ def test_converted_trace_is_valid_v1_with_hand_worked_fields(profile) -> None:
     meta = doc["metadata"]
     assert meta["backend"] == "nccl" and meta["device"] == "cuda" and meta["world_size"] == 2
     assert meta["torch_version"] == "unknown" and meta["bucket_cap_mb"] is None
+    assert meta["cpu_count"] is None and meta["threads_per_rank"] is None
     assert "device times" in meta["note"]
-    assert doc["profile"]["times"] == "device" and doc["profile"]["gpus"] == [
-        "NVIDIA A100-SXM4-80GB"
-    ]
+    assert (meta["source"], meta["times"], meta["readiness"]) == (
+        "torch.profiler",
+        "device",
+        "per-bucket, approximate",
+    )
+    assert meta["gpus"] == ["NVIDIA A100-SXM4-80GB"]
+    assert meta["profile_files"] == ["nccl_rank0.json", "nccl_rank1.json.gz"]
+    # Both ranks of a run of two: no renumbering to record.
+    assert "ranks_in_run" not in meta and "run_world_size" not in meta
     # Origin: rank 0's first forward start, 1 000 100 us. Rank 1 is 50 us later.
     r0, r1 = doc["iterations"][0]["ranks"]
     assert r0["forward_start"] == 0.0 and r1["forward_start"] == 0.05
@@ -170,9 +177,12 @@ def test_converted_trace_is_valid_v1_with_hand_worked_fields(profile) -> None:
         (5.5, 5.55, 6.5),
         (5.95, 6.0, 7.3),
     ]
-    extra = doc["profile"]["per_rank"][0]
-    assert [c["name"] for c in extra["collectives"]] == ["broadcast", "all_reduce"]
+    assert [c["name"] for c in r0["collectives"]] == ["broadcast", "all_reduce"]
+    # Kernel starts 3300, 5600, 6600 us from origin 100: the third waits for the second.
+    assert [b["start"] for b in r0["buckets"]] == [3.2, 5.5, 6.5]
     trace = from_document(doc)
+    assert trace.source == "torch.profiler" and trace.device_times
+    assert trace.approximate_readiness
     measured = measure(trace)
     # measure(): t0 = the later backward start (rank 1's, 1.95); compute end = last
     # readiness over ranks: rank 1's 6.35 (its last kernel ends 6450 - 100 + 50).
@@ -191,8 +201,9 @@ def test_converted_trace_is_valid_v1_with_hand_worked_fields(profile) -> None:
 
 def test_a_subset_of_ranks_converts_with_its_ranks_noted() -> None:
     doc = to_trace_document(import_profiles([FILES[1]]))
-    assert doc["metadata"]["world_size"] == 1 and doc["profile"]["ranks"] == [1]
-    assert "rank numbers [1] of world size 2" in doc["metadata"]["note"]
+    meta = doc["metadata"]
+    assert meta["world_size"] == 1 and meta["ranks_in_run"] == [1] and meta["run_world_size"] == 2
+    assert [r["rank"] for r in summary(doc)["iterations"][0]["ranks"]] == [1]
 
 
 def test_two_files_of_one_rank_are_refused(tmp_path) -> None:

@@ -45,7 +45,7 @@ def _tiny() -> dict:
     """
     return {
         "format": FORMAT,
-        "version": VERSION,
+        "version": 1,  # a version-1 document: still read
         "time_unit": "ms",
         "metadata": {
             "torch_version": "2.3.0",

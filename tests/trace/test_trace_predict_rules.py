@@ -131,11 +131,14 @@ def test_all_lists_exactly_the_public_names_and_each_exists() -> None:
 
 
 def test_format_constants_match_the_schema_file() -> None:
-    # schema_v1.json: "format" is the constant "overlap-lab-trace", "version" the constant 1.
-    path = Path(trace.__file__).with_name("schema_v1.json")
-    props = json.loads(path.read_text())["properties"]
-    assert FORMAT == "overlap-lab-trace" == props["format"]["const"]
-    assert VERSION == 1 == props["version"]["const"]
+    # Each schema file: "format" is the constant "overlap-lab-trace", "version" its number;
+    # version 2 is the one written.
+    for number in (1, 2):
+        path = Path(trace.__file__).with_name(f"schema_v{number}.json")
+        props = json.loads(path.read_text())["properties"]
+        assert FORMAT == "overlap-lab-trace" == props["format"]["const"]
+        assert props["version"]["const"] == number
+    assert VERSION == 2
 
 
 # ---------------------------------------------------------------------- buckets_for_cap

@@ -72,7 +72,11 @@ def test_load_trace_reads_a_file(tmp_path: Path) -> None:
     ("path", "value", "match"),
     [
         ("format", "chrome", r"trace\.format: expected \"overlap-lab-trace\""),
-        ("version", 2, r"version: this build reads trace format version 1, the file is version 2"),
+        (
+            "version",
+            3,
+            r"version: this build reads trace format versions 1 and 2, the file is version 3",
+        ),
         ("time_unit", "s", r"trace\.time_unit: expected \"ms\""),
         ("metadata.world_size", "two", r"trace\.metadata\.world_size: expected a whole number"),
         ("metadata.world_size", 0, r"trace\.metadata\.world_size: must be at least 1"),

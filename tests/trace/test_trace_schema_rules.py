@@ -207,7 +207,7 @@ def boolean_schema(monkeypatch: pytest.MonkeyPatch) -> None:
     """Validate against a tiny schema using the "boolean" type the trace format may adopt."""
     module = inspect.getmodule(check_schema)
     rule = {"type": "object", "properties": {"flag": {"type": "boolean"}}}
-    monkeypatch.setattr(module, "schema", lambda: rule)
+    monkeypatch.setattr(module, "schema", lambda version=2: rule)
 
 
 @pytest.mark.usefixtures("boolean_schema")

@@ -67,6 +67,35 @@ class Trace:
         return self.document["metadata"]
 
     @property
+    def version(self) -> int:
+        """The file's format version (1 or 2)."""
+        return self.document["version"]
+
+    @property
+    def source(self) -> str:
+        """``"recorder"`` or ``"torch.profiler"``.
+
+        A version-1 file says so only by the ``profile`` block early imports wrote.
+        """
+        if "source" in self.metadata:
+            return self.metadata["source"]
+        return "torch.profiler" if "profile" in self.document else "recorder"
+
+    @property
+    def device_times(self) -> bool:
+        """Whether the times are the device's (CUDA events or profiler kernels), not the host's."""
+        if "times" in self.metadata:
+            return self.metadata["times"] == "device"
+        return self.document.get("profile", {}).get("times") == "device"
+
+    @property
+    def approximate_readiness(self) -> bool:
+        """Whether ``grad_ready`` is per bucket and approximate (a profile), not per parameter."""
+        if "readiness" in self.metadata:
+            return self.metadata["readiness"] != "per-parameter"
+        return self.source == "torch.profiler"
+
+    @property
     def n_iterations(self) -> int:
         """Number of recorded iterations."""
         return self.iteration.size

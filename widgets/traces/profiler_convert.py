@@ -1,4 +1,4 @@
-"""An imported profile as an overlap-lab trace document (format version 1), where the data allows.
+"""An imported profile as an overlap-lab trace document (format version 2).
 
 Field by field, per iteration (``ProfilerStep#N``) and imported rank:
 
@@ -9,46 +9,33 @@ Field by field, per iteration (``ProfilerStep#N``) and imported rank:
   when DDP's wait for every bucket is over *on the device*;
 - ``optimizer_start`` / ``optimizer_end``: the ``Optimizer.step#...`` range,
   moved no earlier than ``backward_return`` (on GPUs the host runs ahead of the
-  device; version 1 has one clock and requires this order);
+  device; the format has one clock and requires this order);
 - buckets in launch order: ``issue`` the launching op's start, ``enqueued`` its
-  return (at most the run's end), ``complete`` the run's end (kernel or gloo range);
-- beside them (extra keys, ignored by version-1 readers): each bucket's
-  ``start`` (when its kernel or gloo range began), the rank's ``backward_end``
-  (the last backward compute) and ``overlap`` (measured on the profile's
-  compute), so that ``summary`` of the converted trace equals the profile's;
+  return (at most the run's end), ``start`` and ``complete`` the run's start and
+  end (kernel or gloo range);
+- ``backward_end`` (the last backward compute), ``overlap`` (measured on the
+  profile's compute), ``collectives`` (those that are not buckets) and
+  ``grad_ready_approximate`` (AccumulateGrad's ends), so that ``summary`` of the
+  imported trace equals the profile's;
 - ``parameters`` and ``grad_ready``: a profile names no parameters, so each
   bucket becomes one pseudo-parameter ``bucket B`` of the bucket's bytes, ready at
   the end of the last backward compute that ended before its all-reduce started
-  (the all-reduce waits for its gradients; made non-decreasing in bucket order).
-  Per-parameter readiness is not expressible, so the fit's per-layer backward
-  terms see buckets, not layers.
+  (the all-reduce waits for its gradients; made non-decreasing in bucket order),
+  and ``metadata.readiness`` says ``"per-bucket, approximate"``: the fit's
+  per-layer backward terms see buckets, not layers.
 
 Ranks on one machine share the profiler's clock; ranks on different machines
 need not (the profiler does not align them), so cross-rank quantities of such a
 conversion (``measure``'s latest launch and end over ranks) are only as good as
 the machines' clocks. The per-rank summary does not depend on it.
 
-What version 1 cannot say, kept in the extra top-level ``profile`` block (readers
-of version 1 ignore unknown keys) and the metadata's ``note``: that times are
-device times; the collectives that are not buckets; the approximate readiness
-from ``AccumulateGrad``; the original rank numbers when only some ranks were
-imported (version 1 numbers ranks 0..n-1 and needs one entry per rank, so
-``world_size`` becomes the number of imported ranks); and what a profile does not
-record: ``cpu_count``, ``threads_per_rank`` (written as 1) and ``bucket_cap_mb``
-(null). Iterations whose bucket layout (count and sizes) differs from the most
-common one are left out, as version 1 holds one layout.
-
-Proposed for version 2 (not implemented here; ``schema.py`` is unchanged):
-``metadata.times`` (``"device"`` | ``"host"``) and ``metadata.source``
-(``"recorder"`` | ``"torch.profiler"``); ``metadata.gpus``, ``nccl_version``;
-optional ``cpu_count``, ``threads_per_rank``, ``bucket_cap_mb``; per rank
-``rank_in_run`` (so a subset of ranks needs no renumbering) and
-``world_size`` distinct from the number of rank entries; ``grad_ready`` optional
-and ``grad_ready_approximate`` (a list of times not tied to parameters); per
-bucket ``start`` (the collective begins running, distinct from ``issue``);
-per rank ``collectives``: ``[{name, bytes, issue, start, complete}]`` for
-collectives that are not buckets; per rank ``compute``: intervals of backward
-compute, so overlap can be measured from the file.
+Metadata: ``source`` (torch.profiler), ``times`` (device when the profile has
+kernels), the GPUs, NCCL and torch versions where the files say, the run's rank
+numbers (``ranks_in_run``) and world size (``run_world_size``) when only some
+ranks were imported, and the files. A profile does not record ``cpu_count``,
+``threads_per_rank`` or ``bucket_cap_mb``: they are null. Iterations whose
+bucket layout (count and sizes) differs from the most common one are left out,
+as a trace holds one layout.
 """
 
 from __future__ import annotations
@@ -75,7 +62,7 @@ def _readiness(step: RankStep) -> list[float]:
 
 
 def to_trace_document(profile: Profile) -> dict[str, Any]:
-    """A version-1 trace document of ``profile`` (validated); see the module doc for the mapping."""
+    """A version-2 trace document of ``profile`` (validated); see the module doc for the mapping."""
     steps = {(s.iteration, r.rank): s for r in profile.ranks for s in r.steps}
     ranks = [r.rank for r in profile.ranks]
     layouts: dict[int, tuple[int, ...] | None] = {}
@@ -95,7 +82,6 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
 
     names = [f"bucket {b}" for b in range(len(layout))]
     iterations = []
-    others = []
     for n in kept:
         entries = []
         for k, r in enumerate(ranks):
@@ -131,12 +117,6 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
                     ],
                     "backward_end": ms(s.backward_end_us),
                     "overlap": None if s.overlap is None else round(s.overlap, 4),
-                }
-            )
-            others.append(
-                {
-                    "iteration": n,
-                    "rank": r,
                     "collectives": [
                         {
                             "name": c.kind,
@@ -158,52 +138,41 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
         f"Imported from torch.profiler traces ({', '.join(r.name for r in profile.ranks)}); "
         f"{times} times on the profiler's timeline. A profile names no parameters: each bucket "
         "is one pseudo-parameter, ready when the last backward compute before its all-reduce "
-        "ended. cpu_count and threads_per_rank are not in a profile (written as 1), nor the "
-        "bucket cap (null). Not expressible in version 1, kept in the 'profile' block: "
-        "collectives that are not buckets, approximate readiness from AccumulateGrad"
-        + (
-            f", the run's rank numbers {ranks} of world size {first.world_size}"
-            if first.world_size not in (None, len(ranks))
-            else ""
-        )
-        + "."
+        "ended. A profile does not record the cores, threads per rank or bucket cap."
     )
     if dropped:
         note += f" Left out iterations {dropped}: their buckets differ from the others'."
+    note = " ".join([note, *profile.notes])[:10000]
+    metadata: dict[str, Any] = {
+        "torch_version": str(meta.get("torch_version", "unknown")),
+        "backend": first.backend,
+        "device": "cuda" if profile.device_times else "cpu",
+        "world_size": len(ranks),
+        "bucket_cap_mb": None,
+        "cpu_count": None,
+        "threads_per_rank": None,
+        "model": "",
+        "clock": f"torch.profiler timeline ({times} times), microseconds converted to ms",
+        "origin_ns": round(origin_us * 1000),
+        "note": note,
+        "source": "torch.profiler",
+        "times": times,
+        "readiness": "per-bucket, approximate",
+        "gpus": [str(g) for g in meta.get("gpus", [])][:64],
+        "nccl_version": meta.get("nccl_version"),
+        "profile_files": [r.name for r in profile.ranks],
+    }
+    if first.world_size is not None and first.world_size != len(ranks):
+        metadata["run_world_size"] = first.world_size
+    if ranks != list(range(len(ranks))):
+        metadata["ranks_in_run"] = ranks
     document = {
         "format": FORMAT,
         "version": VERSION,
         "time_unit": "ms",
-        "metadata": {
-            "torch_version": str(meta.get("torch_version", "unknown")),
-            "backend": first.backend,
-            "device": "cuda" if profile.device_times else "cpu",
-            "world_size": len(ranks),
-            "bucket_cap_mb": None,
-            "cpu_count": 1,
-            "threads_per_rank": 1,
-            "model": "",
-            "clock": f"torch.profiler timeline ({times} times), microseconds converted to ms",
-            "origin_ns": round(origin_us * 1000),
-            "note": note,
-        },
+        "metadata": metadata,
         "parameters": [{"name": nm, "bytes": b} for nm, b in zip(names, layout, strict=True)],
         "iterations": iterations,
-        "profile": {
-            "source": "torch.profiler",
-            "times": times,
-            "files": [r.name for r in profile.ranks],
-            "ranks": ranks,
-            "world_size": first.world_size,
-            "gpus": meta.get("gpus", []),
-            "nccl_version": meta.get("nccl_version"),
-            "readiness": (
-                "grad_ready holds one pseudo-parameter per bucket; grad_ready_approximate "
-                "holds the ends of AccumulateGrad ops (host times, not tied to parameters)"
-            ),
-            "per_rank": others,
-            "notes": list(profile.notes),
-        },
     }
     validate_trace(document)
     return document

@@ -1,10 +1,14 @@
-"""Validate a trace document against ``schema_v1.json`` and the rules a schema can't say.
+"""Validate a trace document against its version's schema and the rules a schema can't say.
 
-The schema file is the one description of the format: this module reads it and
+Two versions are read: ``schema_v1.json`` (what the recorder wrote first) and
+``schema_v2.json`` (written now: version 1 plus where the times come from, how
+exact readiness is, the GPUs and rank numbers, kernel starts and the
+collectives that are not buckets). The schema files are the one description of
+the format: this module reads them and
 checks a document against it with a small interpreter of the JSON Schema
 keywords it uses (``type``, ``const``, ``required``, ``properties``, ``items``,
 ``minItems``/``maxItems``, ``minimum``/``maximum``/``exclusiveMinimum``,
-``minLength``/``maxLength``, ``$ref`` to ``#/$defs/...``), so no ``jsonschema``
+``minLength``/``maxLength``, ``enum``, ``$ref`` to ``#/$defs/...``), so no ``jsonschema``
 dependency is needed and the file stays usable by any JSON Schema tool. Then
 ``check_consistency`` checks what ties fields together (one entry per rank,
 every parameter in one bucket, events in order). Every error names the field by
@@ -21,8 +25,8 @@ from importlib import resources
 from typing import Any
 
 FORMAT = "overlap-lab-trace"
-VERSION = 1
-SCHEMA_FILE = "schema_v1.json"
+VERSION = 2  # what the recorder and the profile import write
+SCHEMA_FILES = {1: "schema_v1.json", 2: "schema_v2.json"}  # every version this build reads
 
 
 class TraceError(ValueError):
@@ -30,9 +34,9 @@ class TraceError(ValueError):
 
 
 @cache
-def schema() -> dict[str, Any]:
-    """The JSON Schema of the current trace format (version ``VERSION``)."""
-    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+def schema(version: int = VERSION) -> dict[str, Any]:
+    """The JSON Schema of trace format ``version`` (by default the one written, ``VERSION``)."""
+    text = resources.files(__package__).joinpath(SCHEMA_FILES[version]).read_text(encoding="utf-8")
     return json.loads(text)
 
 
@@ -68,6 +72,9 @@ def _check(value: Any, rule: dict[str, Any], path: str, root: dict[str, Any]) ->
         _check(value, root["$defs"][name], path, root)
     if "const" in rule and value != rule["const"]:
         raise TraceError(f"{path}: expected {json.dumps(rule['const'])}, found {_describe(value)}")
+    if "enum" in rule and value not in rule["enum"]:
+        wanted = ", ".join(json.dumps(v) for v in rule["enum"])
+        raise TraceError(f"{path}: expected one of {wanted}, found {_describe(value)}")
     if "type" in rule:
         types = rule["type"] if isinstance(rule["type"], list) else [rule["type"]]
         if not any(_TYPES[t](value) for t in types):
@@ -103,15 +110,17 @@ def _check(value: Any, rule: dict[str, Any], path: str, root: dict[str, Any]) ->
 
 
 def check_schema(document: Any) -> None:
-    """Raise ``TraceError`` naming the first field that breaks the schema."""
+    """Raise ``TraceError`` naming the first field that breaks its version's schema."""
+    version = VERSION
     if isinstance(document, dict) and document.get("format") == FORMAT:
         version = document.get("version")
-        if version != VERSION:
+        if version not in SCHEMA_FILES or isinstance(version, bool):
+            known = " and ".join(str(v) for v in SCHEMA_FILES)
             raise TraceError(
-                f"version: this build reads trace format version {VERSION}, "
+                f"version: this build reads trace format versions {known}, "
                 f"the file is version {_describe(version)}"
             )
-    root = schema()
+    root = schema(version)
     _check(document, root, "trace", root)
 
 
@@ -184,11 +193,43 @@ def check_consistency(document: dict[str, Any]) -> None:
                         )
                     in_bucket[name] = b
                 _ordered([(k, bucket[k]) for k in ("issue", "enqueued", "complete")], bpath)
+                if "start" in bucket:
+                    _ordered([("start", bucket["start"]), ("complete", bucket["complete"])], bpath)
                 if bucket["issue"] < rank["backward_start"]:
                     raise TraceError(f"{bpath}.issue: {bucket['issue']} is before backward_start")
             missing = [n for n in names if n not in in_bucket]
             if missing:
                 raise TraceError(f"{rpath}.buckets: parameter {missing[0]!r} is in no bucket")
+            for c, other in enumerate(rank.get("collectives", ())):
+                _ordered(
+                    [("start", other["start"]), ("complete", other["complete"])],
+                    f"{rpath}.collectives[{c}]",
+                )
+
+
+def check_run_ranks(document: dict[str, Any]) -> None:
+    """Version 2's run rank numbers: one per rank entry, distinct, inside the run's world size."""
+    meta = document["metadata"]
+    world = meta["world_size"]
+    run_world = meta.get("run_world_size", world)
+    if run_world < world:
+        raise TraceError(
+            f"trace.metadata.run_world_size: {run_world} is less than the {world} ranks in the file"
+        )
+    numbers = meta.get("ranks_in_run")
+    if numbers is None:
+        return
+    if len(numbers) != world:
+        raise TraceError(
+            f"trace.metadata.ranks_in_run: {len(numbers)} numbers for metadata.world_size {world}"
+        )
+    for k, number in enumerate(numbers):
+        if number >= run_world:
+            raise TraceError(
+                f"trace.metadata.ranks_in_run[{k}]: rank {number} is outside a run of {run_world}"
+            )
+        if number in numbers[:k]:
+            raise TraceError(f"trace.metadata.ranks_in_run[{k}]: rank {number} is listed twice")
 
 
 def check_isolated(document: dict[str, Any]) -> None:
@@ -228,3 +269,4 @@ def validate_trace(document: Any) -> None:
     check_schema(document)
     check_consistency(document)
     check_isolated(document)
+    check_run_ranks(document)

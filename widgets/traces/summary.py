@@ -76,9 +76,9 @@ def _rank_from_step(step: RankStep) -> dict[str, Any]:
 
 
 def _rank_from_trace(trace: Trace, i: int, r: int) -> dict[str, Any]:
-    # A trace converted from a profile carries, beside the version-1 fields, each
-    # bucket's ``start``, the rank's ``backward_end`` and ``overlap`` (measured on
-    # the profile's compute); a recorded trace has none of them.
+    # A trace imported from a profile carries each bucket's ``start``, the rank's
+    # ``backward_end``, ``overlap`` (measured on the profile's compute), the other
+    # collectives and AccumulateGrad's ends; a recorded trace has none of them.
     entry = trace.document["iterations"][i]["ranks"][r]
     origin = trace.forward_start[i, r]
     issue, complete = trace.issue[i, r], trace.complete[i, r]
@@ -110,6 +110,26 @@ def _rank_from_trace(trace: Trace, i: int, r: int) -> dict[str, Any]:
         "exposed_tail_ms": round(max(0.0, comm_end - backward_end), 3),
         "step_ms": round(float(trace.optimizer_end[i, r] - origin), 3),
         "overlap": overlap,
+        **(
+            {
+                "other_collectives": [
+                    {
+                        "name": c["name"],
+                        "mib": None if c["bytes"] is None else round(c["bytes"] / MIB, 6),
+                        "start_ms": round(c["start"] - origin, 3),
+                        "end_ms": round(c["complete"] - origin, 3),
+                    }
+                    for c in entry["collectives"]
+                ]
+            }
+            if "collectives" in entry
+            else {}
+        ),
+        **(
+            {"grad_ready_approximate_ms": [round(t - origin, 3) for t in approximate]}
+            if (approximate := entry.get("grad_ready_approximate")) is not None
+            else {}
+        ),
     }
 
 
@@ -152,16 +172,20 @@ def summary(source: Profile | Trace | dict[str, Any]) -> dict[str, Any]:
         ]
         meta = source.metadata
         run = {
-            k: meta[k] for k in ("backend", "world_size", "torch_version", "device") if k in meta
+            k: meta[k]
+            for k in ("backend", "world_size", "torch_version", "device", "gpus", "nccl_version")
+            if k in meta
         }
+        if "run_world_size" in meta:
+            run["world_size"] = meta["run_world_size"]
         notes = []
-        times = source.document.get("profile", {}).get("times", "host")
-        kind = source.document.get("profile", {}).get("source", "overlap-lab recorder")
-        ranks = source.document.get("profile", {}).get("ranks", list(range(source.n_ranks)))
-        if "profile" in source.document:
-            for it in iterations:
-                for entry in it["ranks"]:
-                    entry["rank"] = ranks[entry["rank"]]
+        times = "device" if source.device_times else "host"
+        kind = "torch.profiler" if source.source == "torch.profiler" else "overlap-lab recorder"
+        old_block = source.document.get("profile", {})  # an import written before version 2
+        ranks = meta.get("ranks_in_run", old_block.get("ranks", list(range(source.n_ranks))))
+        for it in iterations:
+            for entry in it["ranks"]:
+                entry["rank"] = ranks[entry["rank"]]
     return {
         "source": kind,
         "times": times,

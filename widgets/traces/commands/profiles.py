@@ -2,8 +2,8 @@
 
 - ``import PROFILE... --out TRACE.json [--force]``: one torch.profiler trace per
   rank (``.json`` or ``.json.gz``, any subset of the ranks) becomes an
-  overlap-lab trace (version 1; ``widgets.traces.profiler_convert`` says
-  what version 1 cannot hold and where it is kept instead);
+  overlap-lab trace (format version 2; ``widgets.traces.profiler_convert`` says
+  how each field is made);
 - ``summary FILE... [--json]``: per iteration and rank the buckets, backward end,
   communication end, exposed tail, step and overlap, then the medians, of a
   recorded or imported trace, or straight from profiler files.
@@ -76,10 +76,12 @@ def _import(args: argparse.Namespace) -> int:
     staged.replace(out)
     buckets = document["parameters"]
     sizes = "+".join(f"{b['bytes'] / 2**20:.3g}" for b in buckets)
+    meta = document["metadata"]
+    ranks = meta.get("ranks_in_run", range(meta["world_size"]))
     print(
         f"wrote {out}: {len(document['iterations'])} iterations, ranks "
-        f"{', '.join(map(str, document['profile']['ranks']))}, {len(buckets)} buckets "
-        f"({sizes} MiB), {document['profile']['times']} times"
+        f"{', '.join(map(str, ranks))}, {len(buckets)} buckets "
+        f"({sizes} MiB), {meta['times']} times"
     )
     for note in profile.notes:
         print(f"note: {note}", file=sys.stderr)
