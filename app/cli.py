@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 
 import panel as pn
 
@@ -54,7 +56,15 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"overlap-lab serve: {exc}") from None
         serve(options)
     else:
-        raise SystemExit(run_trace_command(args))
+        try:
+            code = run_trace_command(args)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader left early (`overlap-lab summary ... | head`): not an error of ours.
+            # Python's own advice: point stdout at devnull so the flush at exit cannot fail.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code = 1
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

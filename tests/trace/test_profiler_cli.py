@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,24 @@ def test_summary_of_a_missing_or_foreign_file(tmp_path, capsys) -> None:
     assert "not a profiler trace" in capsys.readouterr().err
     shutil.copy(FILES[0], tmp_path / "ok.json")
     assert _run(["summary", str(tmp_path / "ok.json")]) == 0
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path) -> None:
+    # `overlap-lab summary ... | head -1`: the pipe closes after the first line, while
+    # most of the summary (about 1 MB, far more than a pipe holds) is still unwritten.
+    from synthetic import synthetic_document
+
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(synthetic_document([1] * 12, iterations=400)))
+    with subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "summary", str(big), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        first = proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=60)
+    assert first.strip() == b"{"
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err[-1500:]
+    assert code == 1

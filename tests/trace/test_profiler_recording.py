@@ -1,6 +1,6 @@
 """A real torch.profiler recording of 2 gloo ranks, imported and set beside our recorder's trace.
 
-Both records are of the same iterations of one run (``profiles/profiled_run.py``):
+Both records are of the same iterations of one run (``widgets/traces/recorder/profiled.py``):
 the recorder's hooks and the profiler watch the same buckets, so the import must
 find the same buckets with exactly the recorder's sizes, and the same exposed
 tail within max(10 %, 1 ms) once the profile is read the way the recorder's hooks
@@ -23,7 +23,6 @@ Needs torch (the ``trace`` extra); skipped without it.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -33,12 +32,8 @@ pytest.importorskip("torch")
 from widgets.traces import from_document, load_trace, measure, validate_trace
 from widgets.traces.profiler import import_profiles
 from widgets.traces.profiler_convert import to_trace_document
+from widgets.traces.recorder import profiled
 from widgets.traces.summary import summary
-
-HERE = Path(__file__).parent / "profiles"
-_spec = importlib.util.spec_from_file_location("profiled_run", HERE / "profiled_run.py")
-profiled_run = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(profiled_run)
 
 MIB = 1024 * 1024
 
@@ -50,7 +45,7 @@ def tolerance(ms: float) -> float:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("profiled")
-    profiled_run.record(out)
+    profiled.record(out)
     return out
 
 

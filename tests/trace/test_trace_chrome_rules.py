@@ -18,7 +18,6 @@ import copy
 
 from widgets.traces import (
     FORMAT,
-    VERSION,
     from_document,
     to_chrome_trace,
     validate_trace,

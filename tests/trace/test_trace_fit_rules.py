@@ -17,7 +17,6 @@ import pytest
 
 from widgets.traces import (
     FORMAT,
-    VERSION,
     Fit,
     TraceError,
     fit,

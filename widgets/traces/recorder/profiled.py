@@ -1,19 +1,24 @@
 """One run, two records: torch.profiler and overlap-lab's TraceRecorder on the same DDP iterations.
 
-``record(out_dir)`` starts two gloo ranks on 127.0.0.1 (``python profiled_run.py
---rank R ...``). Each trains 6 x Linear(512, 512, bias=False) (1 MiB of gradient
+How the shipped profiler example (``widgets/traces/shipped/profiled/``) was made,
+and what the profile-import test records: ``python -m
+widgets.traces.recorder.profiled --out DIR [--gzip]``, or ``record(out_dir)``,
+starts two gloo ranks on 127.0.0.1. Each trains 6 x Linear(512, 512, bias=False) (1 MiB of gradient
 per layer, like the demo model but smaller), bucket cap 2 MiB, batch 64, one
 thread, for 5 iterations under both the recorder and ``torch.profiler`` (CPU
 activity, ``record_shapes=True``, schedule wait 1, warm-up 1, active 3). The
 profiler's active steps are ``ProfilerStep#2..4``; the recorder drops 2
 iterations of warm-up, so its iterations are 2..4 too. Writes
-``rank0.json``, ``rank1.json`` (profiles) and ``recorded.json`` (the trace).
+``rank0.json``, ``rank1.json`` (profiles, ``.json.gz`` with ``gzip``) and
+``recorded.json`` (the trace).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +57,12 @@ def _rank(args: argparse.Namespace) -> None:
         for _ in range(ITERATIONS):
             recorded_step(ddp, recorder, optimizer, x)
             prof.step()
-    prof.export_chrome_trace(str(Path(args.out) / f"rank{args.rank}.json"))
+    profile = Path(args.out) / f"rank{args.rank}.json"
+    prof.export_chrome_trace(str(profile))
+    if args.gzip:
+        with profile.open("rb") as raw, gzip.open(profile.with_suffix(".json.gz"), "wb") as out:
+            shutil.copyfileobj(raw, out)
+        profile.unlink()
     trace = recorder.gather(warmup=WARMUP, note="profiled run")
     if trace is not None:
         write_trace(trace, Path(args.out) / "recorded.json")
@@ -60,7 +70,7 @@ def _rank(args: argparse.Namespace) -> None:
     dist.destroy_process_group()
 
 
-def record(out_dir: Path, timeout_s: float = 120) -> None:
+def record(out_dir: Path, timeout_s: float = 120, gzipped: bool = False) -> None:
     """Run both ranks; raise ``RuntimeError`` with their output when one fails."""
     from widgets.traces.recorder.demo import free_port
 
@@ -70,13 +80,15 @@ def record(out_dir: Path, timeout_s: float = 120) -> None:
         subprocess.Popen(
             [
                 sys.executable,
-                __file__,
+                "-m",
+                __spec__.name,
                 "--rank",
                 str(r),
                 "--port",
                 str(port),
                 "--out",
                 str(out_dir),
+                *(["--gzip"] if gzipped else []),
             ],
             env=env,
             stdout=subprocess.PIPE,
@@ -100,11 +112,17 @@ def record(out_dir: Path, timeout_s: float = 120) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rank", type=int, required=True)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--out", required=True)
-    _rank(parser.parse_args())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="folder for the profiles and the trace")
+    parser.add_argument("--gzip", action="store_true", help="write the profiles gzipped")
+    parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)  # one rank's own process
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rank is None:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        record(Path(args.out), gzipped=args.gzip)
+        sys.exit(0)
+    _rank(args)
     # As in widgets.traces.recorder.demo: leave without static destructors (gloo's threads).
     sys.stdout.flush()
     os._exit(0)
