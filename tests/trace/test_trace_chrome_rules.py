@@ -200,6 +200,7 @@ def test_other_data_names_the_source_and_copies_the_run_metadata() -> None:
     assert doc["otherData"] == {
         "source": "tiny.json",
         "format": "overlap-lab trace exported to Chrome trace events",
+        "times": "host",  # a version-1 recording: host times
         "torch_version": "2.3.0",
         "backend": "gloo",
         "world_size": 2,

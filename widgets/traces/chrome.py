@@ -132,9 +132,18 @@ def to_chrome_trace(trace: Trace) -> dict[str, Any]:
         "otherData": {
             "source": trace.name,
             "format": "overlap-lab trace exported to Chrome trace events",
+            "times": "device" if trace.device_times else "host",
             **{
                 k: meta[k]
-                for k in ("torch_version", "backend", "world_size", "bucket_cap_mb", "cpu_count")
+                for k in (
+                    "torch_version",
+                    "backend",
+                    "world_size",
+                    "bucket_cap_mb",
+                    "cpu_count",
+                    "gpus",
+                    "ranks_in_run",
+                )
                 if k in meta
             },
         },
