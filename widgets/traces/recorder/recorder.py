@@ -15,53 +15,70 @@ Usage, on every rank, after ``init_process_group`` and wrapping the model::
     if trace is not None:                        # rank 0 gets the whole trace
         write_trace(trace, "run.json")
 
-What it records, per rank and iteration (format: ``widgets/traces/schema_v1.json``):
+What it records, per rank and iteration (format: ``widgets/traces/schema_v2.json``):
 
 - ``forward_start``, ``backward_start``, ``backward_return``, ``optimizer_start`` and
   ``optimizer_end``: when the ``iteration()``, ``backward()`` and ``optimizer()``
   blocks are entered and left;
 - ``grad_ready`` per parameter: a ``register_post_accumulate_grad_hook`` on each
   parameter, which runs once its gradient has been accumulated into ``.grad``;
-- per bucket, from a communication hook (``register_comm_hook``) that wraps DDP's
-  default all-reduce: ``issue`` when DDP hands the bucket to the hook (the bucket
-  is ready and every bucket before it has been launched), ``enqueued`` when the
-  asynchronous all-reduce call has returned (what a timer around the call sees),
-  and ``complete`` when a ``.then()`` callback on its future runs;
+- per bucket, from a communication hook (``register_comm_hook``) that does what
+  DDP's default hook does (divide by the world size, asynchronous ``all_reduce``):
+  ``issue`` when DDP hands the bucket to the hook (the bucket is ready and every
+  bucket before it has been launched), ``enqueued`` when the all-reduce call has
+  returned (what a timer around the call sees), and ``complete`` when it has
+  finished (below);
 - how busy the machine was with other processes during the iteration (``/proc``).
 
-All times come from ``time.perf_counter_ns``, a monotonic clock that processes on
-one machine share, so ranks line up on one axis. Traces of ranks on different
-machines would need their clocks aligned first; this recorder does not do that.
+Every time is on ``time.perf_counter_ns``, a clock the processes on one machine
+share, so ranks line up on one axis (ranks on different machines would need
+their clocks aligned first; this recorder does not do that). How each is read
+is the ``timer`` (``widgets.traces.recorder.timing``), named in the metadata's
+``times``:
 
-**What the timestamps mean on the CPU with gloo** (what this machine runs): the
-collective runs on gloo's own worker threads, so ``complete`` is when the reduced
-data is in the bucket on this rank, a few microseconds before the callback reads
-the clock. Gloo has two worker threads, so two all-reduces can be in flight at
-once; and those threads share the cores with backward, which is why compute slows
-down while communication runs.
+**Host times** (``HostTimer``, the default for a model on the CPU): clock
+readings in the hooks. Gloo runs each collective on one of its two worker
+threads (so two can be in flight, sharing the cores with backward, which is why
+compute slows while communication runs). ``complete`` is read by a callback
+attached to the all-reduce's future as soon as the launch returns, which gloo's
+thread runs once the reduced data is in the bucket, after taking the GIL (late
+by however long another thread holds it). If the all-reduce has finished
+before the callback is attached, ``complete`` is ``enqueued``: it finished
+between ``issue`` and then, as closely as the host can tell (the raw record's
+``done_at_launch`` says so). That happens when the launching call is held up
+while gloo's threads run, for milliseconds on a busy machine; such a
+``complete`` is late by an amount no host reading can recover (a profile can).
 
-**On GPUs with NCCL** the collective is queued on a CUDA stream and the hook's
-call returns at once; a future's ``.then()`` callback then runs when the work is
-*enqueued* or synchronised on the host, not when the GPU has finished it, and
-``post_accumulate_grad_hook`` runs when the host has *launched* the gradient's
-kernels. Host timestamps there mark launches, not device completion. To time the
-device, record ``torch.cuda.Event(enable_timing=True)`` on the communication and
-compute streams and read ``elapsed_time`` after synchronising; this recorder does
-not do that (this machine has no GPU to test it on), so on a GPU its ``complete``
-and ``grad_ready`` are host times only.
+**Device times** (``CudaEventTimer``, the default for a model on a CUDA device):
+the host only launches GPU work, so a host reading in a hook marks a launch.
+Events that happen on the device are CUDA events on the stream that runs them,
+read after the iteration: ``grad_ready`` (accumulated on the device),
+``backward_return`` (the device is through backward, DDP's wait for every
+bucket included), ``optimizer_start`` and ``optimizer_end`` (the step's kernels),
+``complete`` (an event in the future's ``.then()`` callback, whose stream waits
+for the all-reduce's kernels) and each bucket's ``start``: the latest of
+``issue``, the point on the compute stream that the communication stream waits
+for (an event taken just before the launch) and the previous bucket's ``complete`` (a
+process group's collectives run in order on one stream): the earliest the
+kernel can have begun, not a reading of it. The host defines the rest, which
+stay host readings: ``forward_start`` (a reference event on the idle device),
+``backward_start`` (before any backward kernel is launched), ``issue`` and
+``enqueued`` (made no later than ``complete``: a small all-reduce can finish
+before its launch returns). The host runs ahead, so ``issue`` can come before its
+gradients' device ``grad_ready``. Each iteration starts by waiting for the device
+to be idle, and device times carry the reference's offset of a few microseconds
+(``timing``).
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
 from widgets.traces import FORMAT, VERSION, validate_trace, write_trace
@@ -69,6 +86,7 @@ from widgets.traces import FORMAT, VERSION, validate_trace, write_trace
 __all__ = ["TraceRecorder", "build_trace", "write_trace"]
 
 from . import machine
+from .timing import Stamp, Timer, default_timer
 
 
 class TraceRecorder:
@@ -81,6 +99,8 @@ class TraceRecorder:
     bucket back at once, unreduced, so backward runs with all of DDP's own
     bookkeeping but no all-reduce (backward alone, for ``widgets.traces.recorder.isolated``;
     the ranks' gradients are then not averaged, so use it on a model kept for timing).
+    ``timer`` reads the time (``widgets.traces.recorder.timing``); by default CUDA
+    events when the model's parameters are on a CUDA device, the host clock otherwise.
     """
 
     def __init__(
@@ -91,6 +111,7 @@ class TraceRecorder:
         bucket_cap_mb: float | None = None,
         model_description: str = "",
         communicate: bool = True,
+        timer: Timer | None = None,
     ) -> None:
         self.ddp = ddp_model
         self.communicate = communicate
@@ -99,6 +120,11 @@ class TraceRecorder:
         self.world_size = dist.get_world_size(self.group)
         self.bucket_cap_mb = bucket_cap_mb
         self.model_description = model_description
+        self.timer = timer if timer is not None else default_timer(ddp_model.module)
+        self.devices = sorted(
+            {p.device for p in ddp_model.module.parameters() if p.device.type == "cuda"},
+            key=lambda d: d.index or 0,
+        )
         self._names: list[str] = []
         self._bytes: list[int] = []
         self._index_of: dict[int, int] = {}
@@ -123,37 +149,56 @@ class TraceRecorder:
     def _grad_hook(self, index: int):
         def hook(_param: torch.Tensor) -> None:
             if self._current is not None:
-                self._current["grad_ready"][index] = time.perf_counter_ns()
+                self._current["grad_ready"][index] = self.timer.device()
 
         return hook
+
+    def _launch(self, tensor: torch.Tensor) -> torch.futures.Future:
+        """Start the asynchronous all-reduce of ``tensor``; its work's future."""
+        return dist.all_reduce(tensor, group=self.group, async_op=True).get_future()
 
     # DDP checks a hook's annotations against the real types, and this module's
     # annotations are strings (``from __future__ import annotations``), so the
     # hook carries none.
     def _comm_hook(self, state, bucket):
-        issue = time.perf_counter_ns()
+        timer = self.timer
+        record: dict[str, Any] = {"issue": timer.host(), "complete": None}
+        on_device = timer.times == "device"
+        buffer = bucket.buffer()
+        ready = None
         if self.communicate:
-            future = default_hooks.allreduce_hook(state, bucket)
+            buffer.div_(self.world_size)
+            if on_device:
+                # The point on the compute stream that the collective's stream waits for.
+                ready = timer.device()
+            future = self._launch(buffer)
         else:
-            future = torch.futures.Future()
-            future.set_result(bucket.buffer())
-        enqueued = time.perf_counter_ns()
-        record = {
-            "index": bucket.index(),
-            "bytes": bucket.buffer().numel() * bucket.buffer().element_size(),
-            "parameters": [self._names[self._index_of[id(p)]] for p in bucket.parameters()],
-            "issue": issue,
-            "enqueued": enqueued,
-            "complete": None,
-        }
-        if self._current is not None:
-            self._current["buckets"].append(record)
+            devices = [buffer.device] if buffer.device.type == "cuda" else None
+            future = torch.futures.Future(devices=devices)
+            future.set_result([buffer])
+        record["enqueued"] = timer.host()
+        # A callback attached to a finished future runs at once, so on the host a
+        # finished all-reduce would be stamped at attach time; it finished by the
+        # launch's return, read just above. (On the device the callback's event is
+        # ordered after the kernels whenever it runs.)
+        record["done_at_launch"] = not on_device and future.done()
+        if record["done_at_launch"]:
+            record["complete"] = record["enqueued"]
 
         def done(fut: torch.futures.Future) -> torch.Tensor:
-            record["complete"] = time.perf_counter_ns()
-            return fut.value()
+            if record["complete"] is None:
+                record["complete"] = timer.device()
+            return fut.value()[0]
 
-        return future.then(done)
+        # Attach before anything else, so the callback is in place as early as possible.
+        chained = future.then(done)
+        record["ready"] = ready
+        record["index"] = bucket.index()
+        record["bytes"] = buffer.numel() * buffer.element_size()
+        record["parameters"] = [self._names[self._index_of[id(p)]] for p in bucket.parameters()]
+        if self._current is not None:
+            self._current["buckets"].append(record)
+        return chained
 
     # -- phase marks -----------------------------------------------------------
 
@@ -161,7 +206,7 @@ class TraceRecorder:
     def iteration(self) -> Iterator[None]:
         """One training iteration: forward, backward and optimizer inside this block."""
         self._current = {
-            "forward_start": time.perf_counter_ns(),
+            "forward_start": self.timer.start(),
             "grad_ready": [None] * len(self._names),
             "buckets": [],
             "machine_ticks": machine.machine_busy_ticks(),
@@ -171,32 +216,33 @@ class TraceRecorder:
             yield
         finally:
             cur = self._current
-            end = time.perf_counter_ns()
+            end = self.timer.host()
             busy, own = machine.machine_busy_ticks(), machine.own_cpu_ticks()
             cur["end"] = end
             cur["machine_ticks"] = None if busy is None else busy - cur["machine_ticks"]
             cur["own_ticks"] = None if own is None else own - cur["own_ticks"]
-            self._iterations.append(cur)
             self._current = None
+            self.timer.resolve()
+            self._iterations.append(_settle(cur))
 
     @contextmanager
     def backward(self) -> Iterator[None]:
         """Around ``loss.backward()``: marks backward start and return."""
-        self._mark("backward_start")
+        self._mark("backward_start", self.timer.host())
         yield
-        self._mark("backward_return")
+        self._mark("backward_return", self.timer.device())
 
     @contextmanager
     def optimizer(self) -> Iterator[None]:
         """Around ``optimizer.step()``: marks optimizer start and end."""
-        self._mark("optimizer_start")
+        self._mark("optimizer_start", self.timer.device())
         yield
-        self._mark("optimizer_end")
+        self._mark("optimizer_end", self.timer.device())
 
-    def _mark(self, key: str) -> None:
+    def _mark(self, key: str, value: int | Stamp) -> None:
         if self._current is None:
             raise RuntimeError("mark phases inside recorder.iteration()")
-        self._current[key] = time.perf_counter_ns()
+        self._current[key] = value
 
     # -- output ----------------------------------------------------------------
 
@@ -214,30 +260,46 @@ class TraceRecorder:
         ``IsolatedTimer.gather``, rank 0) is stored as the trace's ``isolated``
         block. Returns the validated trace on rank 0 and None on the other ranks.
         """
+        mine = {"iterations": self._iterations, "gpus": self._gpu_names()}
         gathered: list[Any] | None = [None] * self.world_size if self.rank == 0 else None
-        dist.gather_object(self._iterations, gathered, dst=0, group=self.group)
+        dist.gather_object(mine, gathered, dst=0, group=self.group)
         if self.rank != 0:
             return None
+        assert gathered is not None
+        metadata = self._metadata(warmup, note)
+        if self.devices:
+            metadata["gpus"] = [name for rank in gathered for name in rank["gpus"]]
         trace = build_trace(
-            gathered,
+            [rank["iterations"] for rank in gathered],
             names=self._names,
             sizes=self._bytes,
             warmup=warmup,
-            metadata=self._metadata(warmup, note),
+            metadata=metadata,
         )
         if isolated is not None:
             trace["isolated"] = isolated
         validate_trace(trace)
         return trace
 
+    def _gpu_names(self) -> list[str]:
+        return [torch.cuda.get_device_name(d) for d in self.devices]
+
     def _metadata(self, warmup: int, note: str) -> dict[str, Any]:
         import platform
         from datetime import UTC, datetime
 
-        return {
+        backend = str(dist.get_backend(self.group))
+        on_device = self.timer.times == "device"
+        clock = "time.perf_counter_ns (one clock for every process on the machine)"
+        if on_device:
+            clock = (
+                "CUDA events placed on time.perf_counter_ns by a reference event at each "
+                "iteration's start (one clock for every process on the machine)"
+            )
+        meta: dict[str, Any] = {
             "torch_version": torch.__version__,
-            "backend": str(dist.get_backend(self.group)),
-            "device": "cpu" if not torch.cuda.is_available() else "cuda",
+            "backend": backend,
+            "device": "cuda" if self.devices else "cpu",
             "world_size": self.world_size,
             "bucket_cap_mb": self.bucket_cap_mb,
             "cpu_count": os.cpu_count() or 1,
@@ -247,9 +309,40 @@ class TraceRecorder:
             "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "platform": platform.platform(),
             "python_version": platform.python_version(),
-            "clock": "time.perf_counter_ns (one clock for every process on the machine)",
+            "clock": clock,
             "note": note,
+            "source": "recorder",
+            "times": self.timer.times,
+            "readiness": "per-parameter",
         }
+        if self.devices:
+            nccl = backend == "nccl"
+            meta["nccl_version"] = ".".join(map(str, torch.cuda.nccl.version())) if nccl else None
+        return meta
+
+
+def _ns(value: int | Stamp | None) -> int | None:
+    return value.ns if isinstance(value, Stamp) else value
+
+
+def _settle(record: dict[str, Any]) -> dict[str, Any]:
+    # One iteration's raw record, its resolved stamps made ns readings (in place).
+    # On the host ``complete`` is read after ``enqueued`` and the clamp does nothing.
+    for key in ("backward_return", "optimizer_start", "optimizer_end"):
+        if key in record:
+            record[key] = _ns(record[key])
+    record["grad_ready"] = [_ns(t) for t in record["grad_ready"]]
+    previous: int | None = None
+    for bucket in record["buckets"]:  # in launch order, the order they run in
+        bucket["complete"] = complete = _ns(bucket["complete"])
+        ready = _ns(bucket.pop("ready", None))
+        if complete is not None:
+            bucket["enqueued"] = min(bucket["enqueued"], complete)
+        if ready is not None:
+            start = max(t for t in (bucket["issue"], ready, previous) if t is not None)
+            bucket["start"] = start if complete is None else min(start, complete)
+        previous = complete
+    return record
 
 
 def build_trace(
@@ -302,6 +395,7 @@ def build_trace(
                             "issue": ms(b["issue"]),
                             "enqueued": ms(b["enqueued"]),
                             "complete": ms(b["complete"]),
+                            **({"start": ms(b["start"])} if "start" in b else {}),
                         }
                         for b in sorted(r["buckets"], key=lambda b: b["index"])
                     ],
