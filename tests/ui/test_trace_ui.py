@@ -1,5 +1,6 @@
 """The trace viewer in headless Chromium: uploading a trace file (good, bad, empty, the largest
-allowed), the bad iteration in a URL, and what the chart marks and labels.
+allowed) or torch.profiler files (two ranks, gzipped; a broken one), the bad iteration in a
+URL, and what the chart marks and labels.
 
 Expected readouts come from the component's state for the same trace (its model's
 numbers, formatted as every readout is: two decimals and the unit), so these
@@ -9,8 +10,10 @@ works the numbers out by hand.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+from pathlib import Path
 
 from pagekit import TIMEOUT, button, field, readout
 from playwright.sync_api import Page, expect
@@ -19,6 +22,9 @@ from widgets.common.formatting import MILLISECONDS
 from widgets.trace_viewer.component import TraceView
 from widgets.traces import MAX_TRACE_BYTES, parse_trace
 from widgets.traces.shipped import shipped
+from widgets.traces.trace_view import MAX_UPLOAD_BYTES, load_upload_files
+
+PROFILES = Path(__file__).resolve().parents[1] / "trace" / "profiles"
 
 ROUTE = "/trace"
 
@@ -55,7 +61,7 @@ def assert_readouts(page: Page, values: dict[str, str], context: str) -> None:
 
 def file_input(page: Page):
     """The upload control, found by its visible label."""
-    return page.get_by_label("Upload a trace", exact=True)
+    return page.get_by_label("Upload a trace or profiler files", exact=True)
 
 
 def assert_alert_at_the_control(page: Page, *words: str) -> None:
@@ -72,7 +78,10 @@ def assert_alert_at_the_control(page: Page, *words: str) -> None:
 def test_upload_good_then_bad_keeps_the_good_one(page: Page, server: str, ui, tmp_path) -> None:
     ui.open_widget(page, f"{server}{ROUTE}")
     expect(file_input(page)).to_have_attribute("type", "file")
-    expect(file_input(page)).to_have_attribute("accept", ".json,application/json")
+    expect(file_input(page)).to_have_attribute(
+        "accept", ".json,.gz,application/json,application/gzip"
+    )
+    expect(file_input(page)).to_have_attribute("multiple", "")
     assert_readouts(page, expected(), "for the default shipped trace")
     back = button(page, "Show the shipped trace again")
     expect(back).to_be_hidden()
@@ -129,11 +138,18 @@ def test_a_file_over_the_limit_is_refused_before_sending(
 ) -> None:
     ui.open_widget(page, f"{server}{ROUTE}")
     big = tmp_path / "big.json"
-    big.write_bytes(b" " * (MAX_TRACE_BYTES + 1))
+    big.write_bytes(b" " * (MAX_UPLOAD_BYTES + 1))
     ws_frames.reset()
     file_input(page).set_input_files(str(big))
-    assert_alert_at_the_control(page, "big.json", "limit")
+    assert_alert_at_the_control(page, "big.json", "12,582,912-byte limit (12 MiB)")
     assert ws_frames.sent == 0, "a file over the limit is refused in the page, before sending"
+    # Two files over it together, each under it, likewise.
+    halves = [tmp_path / "rank0.json.gz", tmp_path / "rank1.json.gz"]
+    for half in halves:
+        half.write_bytes(b"\x1f\x8b" + b"\0" * (MAX_UPLOAD_BYTES // 2))
+    file_input(page).set_input_files([str(h) for h in halves])
+    assert_alert_at_the_control(page, "2 files: 12,582,916 bytes")
+    assert ws_frames.sent == 0
 
 
 def test_a_trace_of_the_largest_allowed_size_arrives_in_one_message(
@@ -224,3 +240,146 @@ def test_an_upload_with_fewer_iterations_changes_the_iterations_range(
     field(page, "Iteration").fill("4")
     field(page, "Iteration").press("Enter")
     expect(page.get_by_role("alert")).to_have_text(re.compile("Iteration must be 0 to 3."))
+
+
+# --- torch.profiler files ---------------------------------------------------------------------
+
+
+def two_gzipped_profiles(tmp_path: Path) -> list[Path]:
+    """The hand-built NCCL profiles of tests/trace/profiles, both gzipped."""
+    rank0 = tmp_path / "rank0.json.gz"
+    rank0.write_bytes(gzip.compress((PROFILES / "nccl_rank0.json").read_bytes(), mtime=0))
+    rank1 = tmp_path / "rank1.json.gz"
+    rank1.write_bytes((PROFILES / "nccl_rank1.json.gz").read_bytes())
+    return [rank0, rank1]
+
+
+def test_two_gzipped_profiles_are_imported_described_and_drawn(
+    page: Page, server: str, ui, tmp_path
+) -> None:
+    ui.open_widget(page, f"{server}{ROUTE}")
+    files = two_gzipped_profiles(tmp_path)
+    with ui.no_console_errors(page) as errors:
+        file_input(page).set_input_files([str(f) for f in files])
+        expect(
+            page.get_by_role("status").filter(
+                has_text="Showing your upload, rank0.json.gz and rank1.json.gz: torch.profiler "
+                "files of 2 ranks, imported as a trace of 3 iterations."
+            )
+        ).to_be_visible(timeout=TIMEOUT)
+    assert errors == []
+    # What the run was, and what a profile cannot show (tests/widgets/test_trace_view.py
+    # works these profiles' numbers out by hand: 4.40, 5.60, 1.20, 5.60 and 7.80 ms).
+    run = page.get_by_role("region", name="What this run was", exact=True)
+    expect(run).to_contain_text(
+        "Imported from torch.profiler: 2 files (rank0.json.gz and rank1.json.gz), ranks 0 "
+        "and 1, the whole run; nccl backend, NCCL 2.21.5; GPU: NVIDIA A100-SXM4-80GB. "
+        "Device times"
+    )
+    expect(run).to_contain_text("What a profile cannot show")
+    expect(run).to_contain_text("fitted per bucket, not per layer")
+    for name, text in (
+        ("Last gradient ready, measured", "4.40 ms"),
+        ("Communication end, measured", "5.60 ms"),
+        ("Exposed tail, measured", "1.20 ms"),
+        ("Step, measured", "7.80 ms"),
+    ):
+        expect(readout(page, name)).to_have_text(starts(text))
+    # These buckets take less time the larger they are: no model fits, and the page says so.
+    expect(readout(page, "Largest model error")).to_have_text("—")
+    expect(page.get_by_text("no model: it could not be fitted to this trace")).to_be_visible()
+    expect(readout(page, "Step, model")).to_have_count(0)
+    # The lanes: each rank's layers and all-reduces, three buckets' bars on each.
+    chart = page.get_by_role("img", name="Each rank's layers and all-reduces, measured and model")
+    for name in ("Rank 0 layers", "Rank 0 all-reduces", "Rank 1 layers", "Rank 1 all-reduces"):
+        expect(chart.locator("text", has_text=re.compile(f"^{name}$"))).to_have_count(1)
+    # Tinted (not yet reached by the playhead): 3 layers, 3 all-reduces, 1 optimizer per rank.
+    expect(chart.locator('rect[data-layer="not-reached"]')).to_have_count(2 * 7)
+    ui.assert_no_serious_axe_violations(page)
+
+
+def test_a_broken_profile_gets_a_message_at_the_control_and_the_trace_stays(
+    page: Page, server: str, ui, tmp_path
+) -> None:
+    ui.open_widget(page, f"{server}{ROUTE}")
+    files = two_gzipped_profiles(tmp_path)
+    file_input(page).set_input_files([str(f) for f in files])
+    expect(page.get_by_role("status").filter(has_text="Showing your upload")).to_be_visible(
+        timeout=TIMEOUT
+    )
+    cut = tmp_path / "rank1-cut.json.gz"
+    cut.write_bytes(files[1].read_bytes()[:1500])
+    file_input(page).set_input_files([str(files[0]), str(cut)])
+    assert_alert_at_the_control(page, "rank1-cut.json.gz: the gzip data is cut short")
+    # The message is the control's description, so a screen reader hears it with the control.
+    described = file_input(page).get_attribute("aria-describedby").split()
+    assert page.locator(f"#{described[-1]}").get_attribute("role") == "alert"
+    expect(file_input(page)).to_have_attribute("aria-invalid", "true")
+    # The profile shown before is still shown.
+    expect(readout(page, "Step, measured")).to_have_text(starts("7.80 ms"))
+    expect(page.get_by_role("region", name="What this run was", exact=True)).to_contain_text(
+        "rank0.json.gz and rank1.json.gz"
+    )
+    # A file that is JSON but neither a trace nor a profile.
+    other = tmp_path / "notes.json"
+    other.write_text('{"notes": ["not a trace"]}')
+    file_input(page).set_input_files(str(other))
+    assert_alert_at_the_control(page, "neither an overlap-lab trace", "nor a torch.profiler trace")
+    expect(readout(page, "Step, measured")).to_have_text(starts("7.80 ms"))
+
+
+def test_profiles_the_model_fits_on_their_one_layout_list_the_terms(
+    page: Page, server: str, ui, tmp_path
+) -> None:
+    # Bucket 1 made 0.5 MiB (as tests/widgets/test_trace_view.py's ``fittable``): it fits.
+    files = []
+    for rank in (0, 1):
+        text = (
+            (PROFILES / "nccl_rank0.json").read_text()
+            if rank == 0
+            else gzip.decompress((PROFILES / "nccl_rank1.json.gz").read_bytes()).decode()
+        )
+        document = json.loads(text)
+        for event in document["traceEvents"]:
+            args = event.get("args", {})
+            if args.get("In msg nelems") == 524288:
+                args["In msg nelems"] = args["Out msg nelems"] = 131072
+        path = tmp_path / f"rank{rank}.json.gz"
+        path.write_bytes(gzip.compress(json.dumps(document).encode()))
+        files.append(path)
+    ui.open_widget(page, f"{server}{ROUTE}")
+    file_input(page).set_input_files([str(f) for f in files])
+    section = page.get_by_role("region", name="What if the bucket cap were different?")
+    expect(section).to_contain_text(
+        "At 20 MiB DDP makes 1 bucket of 1.75 MiB (measured buckets 0+1+2).", timeout=TIMEOUT
+    )
+    expect(section).to_contain_text("from it, 5 of the model's 10 terms could be fitted and 5")
+    terms = section.get_by_role("table", name="What one bucket layout could fit")
+    row = terms.get_by_role("row").filter(
+        has=page.get_by_role("rowheader", name="Contention, backward", exact=True)
+    )
+    expect(row).to_contain_text("No")
+    expect(row).to_contain_text("no layer was seen both with and without a transfer in flight")
+    # Its model is drawn beside the measurement.
+    expect(readout(page, "Step, model")).to_have_text(re.compile(r"^\d+\.\d\d ms"))
+
+
+def test_profiles_of_the_largest_allowed_size_arrive_in_one_message(
+    page: Page, server: str, ui, tmp_path
+) -> None:
+    # Rank 0's profile padded with spaces after its object, so that the two files are
+    # exactly the page's limit together: a 16 MiB message of base64, which the server takes.
+    rank1 = (PROFILES / "nccl_rank1.json.gz").read_bytes()
+    rank0 = (PROFILES / "nccl_rank0.json").read_bytes()
+    rank0 += b" " * (MAX_UPLOAD_BYTES - len(rank0) - len(rank1))
+    paths = [tmp_path / "rank0.json", tmp_path / "rank1.json.gz"]
+    paths[0].write_bytes(rank0)
+    paths[1].write_bytes(rank1)
+    assert sum(p.stat().st_size for p in paths) == MAX_UPLOAD_BYTES
+    assert load_upload_files([(p.name, p.read_bytes()) for p in paths]).trace.n_ranks == 2
+    ui.open_widget(page, f"{server}{ROUTE}")
+    file_input(page).set_input_files([str(p) for p in paths])
+    expect(
+        page.get_by_role("status").filter(has_text="Showing your upload, rank0.json and")
+    ).to_be_visible(timeout=30_000)
+    expect(readout(page, "Step, measured")).to_have_text(starts("7.80 ms"))

@@ -22,6 +22,8 @@ last optimizer end (10): 20 ms.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import importlib.util
 import json
 import sys
@@ -32,9 +34,9 @@ from drive import FakeWall
 
 from widgets.registry import WIDGETS
 from widgets.trace_viewer.component import MAX_UPLOAD_MESSAGE_BYTES, STEP_ORDER, TraceView
-from widgets.traces import MAX_TRACE_BYTES
+from widgets.traces import MAX_TRACE_BYTES, TERMS
 from widgets.traces.shipped import shipped
-from widgets.traces.trace_view import shipped_traces
+from widgets.traces.trace_view import MAX_UNPACKED_BYTES, MAX_UPLOAD_BYTES, shipped_traces
 
 
 def _synthetic():
@@ -224,7 +226,7 @@ def test_show_the_shipped_trace_again_leaves_the_upload(view) -> None:
         (b'{"format": "overlap-lab-trace"}', "trace"),
         (b"\xff\xfe", "not UTF-8"),
         (b" " * (9 * 1024 * 1024), "limit"),
-        (b"", "not valid JSON"),
+        (b"", "bad.json is empty (0 bytes)"),
     ],
 )
 def test_a_bad_upload_says_why_and_keeps_the_previous_trace(view, data, words) -> None:
@@ -275,9 +277,14 @@ def test_only_a_name_and_text_make_an_upload(view) -> None:
 
 
 def test_the_page_is_told_the_limits_it_checks_before_sending(view) -> None:
-    assert view.upload["max_bytes"] == MAX_TRACE_BYTES == 8 * 1024 * 1024
-    # Escaping doubles " and \ at most (JSON text holds no other raw control character).
-    assert view.upload["max_message_bytes"] == MAX_UPLOAD_MESSAGE_BYTES == 2 * MAX_TRACE_BYTES
+    mib = 1024 * 1024
+    assert view.upload["max_bytes"] == MAX_UPLOAD_BYTES == 12 * mib
+    assert view.upload["max_unpacked_bytes"] == MAX_UNPACKED_BYTES == 64 * mib
+    assert view.upload["max_trace_bytes"] == MAX_TRACE_BYTES == 8 * mib
+    assert view.upload["max_files"] == 32
+    # 12 MiB in base64 is 4 characters for every 3 bytes, 16 MiB, and each of 32 files'
+    # last one or two bytes take 4 characters more.
+    assert view.upload["max_message_bytes"] == MAX_UPLOAD_MESSAGE_BYTES == 16 * mib + 4 * 32
 
 
 def test_the_largest_upload_message_fits_the_servers_websocket_limit() -> None:
@@ -287,13 +294,16 @@ def test_the_largest_upload_message_fits_the_servers_websocket_limit() -> None:
 
     options = server_options()  # as the CLI serves by default
     limit = options.get("websocket_max_message_size", DEFAULT_WEBSOCKET_MAX_MESSAGE_SIZE_BYTES)
-    envelope = 64 * 1024  # Bokeh's message header, metadata and event around the text
-    assert MAX_UPLOAD_MESSAGE_BYTES + envelope <= limit
-    # The worst JSON text of the largest allowed size: every character a quote, escaped.
+    envelope = 64 * 1024  # Bokeh's message header, metadata and event around the files
+    # The largest upload the page sends: 32 files of 80-character names, 12 MiB together.
+    share = MAX_UPLOAD_BYTES // 32
+    files = [{"name": "x" * 80, "size": share, "base64": "A" * (4 * -(-share // 3))}] * 32
+    message = json.dumps({"upload_files": files}).encode()
+    assert sum(len(f["base64"]) for f in files) <= MAX_UPLOAD_MESSAGE_BYTES
+    assert len(message) + envelope <= limit
+    # The old text message of a trace at its limit, every character a quote, escaped, too.
     text = '"' * MAX_TRACE_BYTES
-    assert len(json.dumps({"upload": "x" * 80, "text": text}).encode()) <= (
-        MAX_UPLOAD_MESSAGE_BYTES + envelope
-    )
+    assert len(json.dumps({"upload": "x" * 80, "text": text}).encode()) + envelope <= limit
 
 
 # --- the iteration: its range is the trace's ------------------------------------------------------
@@ -446,3 +456,368 @@ def test_the_fit_says_what_it_cannot_vouch_for_and_how_well_it_predicts(view) ->
     assert view.state["what_if"]["refusal"].startswith("buckets of 48 MiB lie outside")
     view.settings.what_if_cap_mb = 12.0
     assert view.state["what_if"]["refusal"] is None
+
+
+# --- torch.profiler files: one per rank, gzipped or not -------------------------------------------
+#
+# The hand-built GPU-shaped profiles of tests/trace/profiles (make_nccl_profiles.py: its
+# docstring holds every time, in us from a step's base B on that rank; rank 1's B is 50 us
+# after rank 0's). The view measures from the late rank's backward start, rank 1's end of
+# DDP forward (B + 2000), so rank 1's times are (t - 2000) / 1000 ms and rank 0's 0.05 ms less:
+#
+# =====================  ==========================  ==============================
+#                        rank 1                      rank 0
+# =====================  ==========================  ==============================
+# bucket issue           3300, 5600, 6050 -> 1.3,    1.25, 3.55, 4.0
+#                        3.6, 4.05
+# bucket complete        4800, 6600, 7400 + 200k ->  2.75, 4.55, 5.35 + 0.2k
+#                        2.8, 4.6, 5.4 + 0.2k
+# bucket ready (the      3200, 5500, 6400 -> 1.2,    1.15, 3.45, 3.95 (its last kernel
+# last backward kernel   3.5, 4.4                    ends at 6000)
+# end before its kernel)
+# =====================  ==========================  ==============================
+#
+# So, medians over k = 0, 1, 2: the last gradient is ready at 4.4 (rank 1's bucket 2), the
+# communication ends at 5.4 + 0.2k -> 5.6, the exposed tail is 1.2, backward returns at
+# 5.6 (when the last bucket's kernel ends), and the step is forward (2000 - 100 = 1.9) plus
+# the optimizer kernel's end (7700 + 200k -> 5.7 + 0.2k): 7.6 + 0.2k -> 7.8. Rank 1 issues
+# every bucket last (50 us later), in all three steps. Its buckets are 1, 2 and 0.25 MiB and
+# take 1.5, 1.0 and 0.8 + 0.2k ms (bucket 2 waits for bucket 1's end): the larger bucket is
+# not the slower, so no positive bandwidth fits them, and the view draws the measurement
+# alone and says why. ``fittable`` makes bucket 1 0.5 MiB (131072 floats): then it fits.
+
+PROFILES = Path(__file__).resolve().parents[1] / "trace" / "profiles"
+
+
+def _profiles():
+    """The builder of the hand-made profiler files (tests/trace/profiles)."""
+    if "make_nccl_profiles" in sys.modules:
+        return sys.modules["make_nccl_profiles"]
+    spec = importlib.util.spec_from_file_location(
+        "make_nccl_profiles", PROFILES / "make_nccl_profiles.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_nccl_profiles"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def profile_bytes(rank: int, packed: bool = False, edit=None) -> bytes:
+    """Rank ``rank``'s profile file as the builder writes it (gzipped if ``packed``)."""
+    document = _profiles().profile(rank)
+    if edit is not None:
+        edit(document)
+    data = json.dumps(document, indent=1).encode()
+    return gzip.compress(data, mtime=0) if packed else data
+
+
+def fittable(document: dict) -> None:
+    """Bucket 1 of 0.5 MiB (131072 floats, not 524288): sizes 1, 0.5 and 0.25 MiB."""
+    for event in document["traceEvents"]:
+        args = event.get("args", {})
+        if args.get("In msg nelems") == 524288:
+            args["In msg nelems"] = args["Out msg nelems"] = 131072
+
+
+def send_files(view: TraceView, *files: tuple[str, bytes]) -> None:
+    """The page's one message for the chosen files: their names, sizes and base64 bytes."""
+    view._handle_msg({
+        "upload_files": [
+            {"name": name, "size": len(data), "base64": base64.b64encode(data).decode("ascii")}
+            for name, data in files
+        ]
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("packed0", "packed1"), [(False, False), (True, True), (False, True), (True, False)]
+)
+def test_two_profile_files_gzipped_or_not_are_drawn_as_worked_out(view, packed0, packed1) -> None:
+    names = [f"rank{r}.json{'.gz' * p}" for r, p in ((0, packed0), (1, packed1))]
+    send_files(
+        view,
+        (names[0], profile_bytes(0, packed0)),
+        (names[1], profile_bytes(1, packed1)),
+    )
+    assert view.upload["error"] == ""
+    assert view.upload["status"].startswith(
+        f"Showing your upload, {names[0]} and {names[1]}: torch.profiler files of 2 ranks, "
+        "imported as a trace of 3 iterations."
+    )
+    assert view.upload["shown"] == f"{names[0]} + {names[1]}"
+    s = view.state
+    assert s["uploaded"] is True and s["title"] == "Median of 3 iterations"
+    r0, r1 = s["ranks"]
+    assert (r0["run_rank"], r1["run_rank"]) == (0, 1)
+    assert r1["comm"]["start"] == [1.3, 3.6, 4.05]
+    assert r1["comm"]["end"] == pytest.approx([2.8, 4.6, 5.6])
+    assert r0["comm"]["start"] == pytest.approx([1.25, 3.55, 4.0])
+    assert r0["comm"]["end"] == pytest.approx([2.75, 4.55, 5.55])
+    assert r1["comm"]["ready"] == pytest.approx([1.2, 3.5, 4.4])
+    assert r0["comm"]["ready"] == pytest.approx([1.15, 3.45, 3.95])
+    assert r1["comm"]["defines"] == [True, True, True] and not any(r0["comm"]["defines"])
+    # Each pseudo-parameter's backward runs from the one before (or backward start) to its end.
+    assert r1["layers"]["start"] == pytest.approx([0.0, 1.2, 3.5])
+    assert r1["layers"]["end"] == pytest.approx([1.2, 3.5, 4.4])
+    assert r1["layers"]["bucket"] == [0, 1, 2]
+    measured = {q: v["measured"] for q, v in s["quantities"].items()}
+    assert measured == pytest.approx({
+        "compute_end_ms": 4.4,
+        "communication_end_ms": 5.6,
+        "exposed_tail_ms": 1.2,
+        "backward_return_ms": 5.6,
+        "step_ms": 7.8,
+    })  # fmt: skip
+    assert [d["counts"] for d in s["defining"]] == [[0, 3]] * 3
+    assert [d["mib"] for d in s["defining"]] == [1.0, 2.0, 0.25]
+    assert s["source"] == (
+        f"Your upload {names[0]} + {names[1]}: torch.profiler files imported as a trace, "
+        "3 buckets of 1, 2 and 0.25 MiB, 2 ranks."
+    )
+
+
+def test_the_page_says_what_the_run_was_and_what_a_profile_cannot_show(view) -> None:
+    send_files(view, ("rank0.json", profile_bytes(0)), ("rank1.json.gz", profile_bytes(1, True)))
+    run = view.state["run"]
+    assert run["source"] == "torch.profiler" and run["times"] == "device"
+    assert run["readiness"] == "per-bucket, approximate"
+    assert run["description"] == (
+        "Imported from torch.profiler: 2 files (rank0.json and rank1.json.gz), ranks 0 and 1, "
+        "the whole run; nccl backend, NCCL 2.21.5; GPU: NVIDIA A100-SXM4-80GB. Device times: "
+        "when the GPU ran each kernel (the all-reduces and backward's compute), on the "
+        "profiler's timeline."
+    )
+    cannot = run["cannot_know"]
+    assert cannot.startswith(
+        "What a profile cannot show: which parameter each gradient belongs to, and when each "
+        "one was ready."
+    )
+    assert 'each of the 3 buckets is one pseudo-parameter ("bucket 0" to "bucket 2")' in cannot
+    assert "approximate" in cannot
+    assert "the per-layer backward terms are fitted per bucket, not per layer" in cannot
+    # The machine: a GPU run, no cores or threads per rank in a profile (none invented).
+    m = view.state["machine"]
+    assert m["summary"] == "2 ranks, nccl backend, device cuda, GPU: NVIDIA A100-SXM4-80GB"
+    assert m["effect"] == "device" and m["model"] == "model not stated"
+    assert (m["load_low"], m["load_high"]) == (None, None)
+    # A recorded trace says where it came from too, and has nothing a profile lacks.
+    view._handle_msg({"action": "shipped"})
+    run = view.state["run"]
+    assert run["source"] == "recorder" and run["cannot_know"] is None
+    assert run["description"].startswith("Recorded by overlap-lab's recorder, ranks 0 and 1")
+
+
+def test_one_ranks_file_of_a_larger_run_says_which_rank_it_is(view) -> None:
+    send_files(view, ("rank1.json.gz", profile_bytes(1, True)))
+    s = view.state
+    assert [lane["run_rank"] for lane in s["ranks"]] == [1]
+    assert s["run"]["ranks_in_run"] == [1] and s["run"]["run_world_size"] == 2
+    assert "rank 1 of a run of 2 (the other ranks are not in the file" in s["run"]["description"]
+    assert [d["rank"] for d in s["defining"]] == [1, 1, 1]
+    assert "defined by rank 1, 1, 1." in view.description
+
+
+def test_a_profile_the_model_cannot_fit_is_drawn_as_measured_and_says_why(view) -> None:
+    send_files(view, ("rank0.json", profile_bytes(0)), ("rank1.json", profile_bytes(1)))
+    s = view.state
+    assert s["has_model"] is False and s["largest_error"] is None
+    assert all(lane["model"] is None for lane in s["ranks"])
+    assert all(v["model"] is None and v["error_pct"] is None for v in s["quantities"].values())
+    assert s["fit"]["error"] == "the transfers could not be fitted (no positive bandwidth)"
+    assert s["fit"]["caveat"].startswith("The model could not be fitted to this trace: ")
+    assert s["what_if"] is None
+    assert (
+        "No model is drawn: it could not be fitted to this trace (the transfers could not be "
+        "fitted (no positive bandwidth))." in view.description
+    )
+    # Only the measured bars are in the table: 3 layers, 3 all-reduces, the optimizer a rank.
+    table = view.model_state()["table"]
+    assert [row[2] for row in table["rows"]] == ["measured"] * 2 * 7
+    # The clock still runs over everything drawn: the last optimizer end, 5.9 ms (median).
+    assert view.anchor["horizon"] == pytest.approx(5.9)
+
+
+def test_a_fit_on_one_layout_says_which_terms_it_could_fit(view) -> None:
+    send_files(
+        view,
+        ("rank0.json", profile_bytes(0, edit=fittable)),
+        ("rank1.json", profile_bytes(1, edit=fittable)),
+    )
+    s = view.state
+    assert s["has_model"] is True and s["fit"]["fitted_on_self"] is True
+    w = s["what_if"]
+    assert w["one_layout"] is True
+    assert [t["term"] for t in w["terms"]] == list(TERMS)
+    fitted = {t["term"]: t["fitted"] for t in w["terms"]}
+    # Buckets of three sizes (1, 0.5, 0.25 MiB) separate overhead from bandwidth. Bucket 0's
+    # backward ran free of transfers, buckets 1's and 2's under one (bucket 0's, 1.3 to 2.8;
+    # bucket 1's, from 3.6): no pseudo-layer was seen both ways, so backward contention is
+    # not identified. Six transfers ran while a rank computed and three after (bucket 2's,
+    # from 4.6), fewer than five each way: nor is transfer contention. No backward alone:
+    # no finalize per MiB and no copy-back.
+    assert fitted == {
+        "backward_total_ms": True,
+        "overhead_ms": True,
+        "bandwidth_gbps": True,
+        "contention": False,
+        "rank_contention": False,
+        "transfer_contention": False,
+        "enqueue_ms": True,
+        "finalize_ms": True,
+        "finalize_ms_per_mib": False,
+        "copy_back_ms_per_mib": False,
+    }
+    why = {t["term"]: t["why"] for t in w["terms"]}
+    assert why["contention"] == "no layer was seen both with and without a transfer in flight"
+    assert "one term per bucket, not per layer" in why["backward_total_ms"]
+    assert "0.25 to 1 MiB" in why["overhead_ms"]
+    # 20 MiB holds all three measured buckets (1.75 MiB): outside the fitted sizes.
+    assert w["layout"] == "1 bucket of 1.75 MiB (measured buckets 0+1+2)"
+    assert w["refusal"].startswith(
+        "buckets of 1.75 MiB lie outside the fitted buckets' sizes (0.25 MiB to 1 MiB)"
+    )
+    # 1 MiB closes a bucket after bucket 0: inside the sizes, but two buckets need both
+    # contention terms, which one layout did not identify.
+    view.edit("what_if_cap_mb", "1")
+    w = view.state["what_if"]
+    assert w["layout"] == "2 buckets of 1 and 0.75 MiB (measured buckets 0, 1+2)"
+    assert w["refusal"] == (
+        "its transfers run under backward, and no fitted layout identified how much they slow "
+        "backward (backward contention); its transfers run under backward, and too few fitted "
+        "transfers did to identify how much backward slows them (transfer contention)"
+    )
+    assert len(w["terms"]) == len(TERMS)
+    # A shipped trace is fitted on three other layouts: no such list.
+    view._handle_msg({"action": "shipped"})
+    assert view.state["what_if"]["one_layout"] is False and view.state["what_if"]["terms"] == []
+
+
+def test_an_overlap_lab_trace_still_uploads_plain_or_gzipped(view) -> None:
+    data = shipped()["one-bucket.json"].read_bytes()
+    send_files(view, ("mine.json", data))
+    assert view.upload["status"].startswith("Showing your upload, mine.json.")
+    assert view.result.trace.n_buckets == 1 and view.state["run"]["source"] == "recorder"
+    send_files(view, ("mine.json.gz", gzip.compress(data)))
+    assert view.upload["status"].startswith("Showing your upload, mine.json.gz.")
+    assert set(view.result.fit.sources) == set(shipped_traces())
+
+
+def _gzip_bomb() -> bytes:
+    """Spaces (JSON whitespace) unpacking to one byte over an upload's limit (~65 kB packed)."""
+    return gzip.compress(b" " * (MAX_UNPACKED_BYTES + 1), compresslevel=9, mtime=0)
+
+
+def _damaged() -> bytes:
+    """Rank 1's gzipped file with one byte of its compressed data flipped."""
+    data = bytearray(profile_bytes(1, True))
+    data[500] ^= 0xFF
+    return bytes(data)
+
+
+def _without(kinds) -> bytes:
+    def edit(document: dict) -> None:
+        document["traceEvents"] = [
+            e for e in document["traceEvents"] if not str(e.get("name", "")).startswith(kinds)
+        ]
+
+    return profile_bytes(0, edit=edit)
+
+
+@pytest.mark.parametrize(
+    ("files", "words"),
+    [
+        # A gzip cut short: the first 1500 bytes of rank 1's file.
+        (lambda: [("rank1.json.gz", profile_bytes(1, True)[:1500])], "the gzip data is cut short"),
+        (lambda: [("bomb.json.gz", _gzip_bomb())], "unpacks to more than the 64 MiB limit"),
+        (
+            lambda: [("other.json", b'{"hello": "world", "events": [1, 2]}')],
+            'other.json: JSON, but neither an overlap-lab trace (it has no "format": '
+            '"overlap-lab-trace") nor a torch.profiler trace (no "traceEvents")',
+        ),
+        (lambda: [("rank0.json", profile_bytes(0)[:20000])], "cut short"),
+        (lambda: [("steps.json", _without("ProfilerStep#"))], "no ProfilerStep#N ranges"),
+        (lambda: [("comms.json", _without(("nccl", "ncclDev")))], "no collectives"),
+        (lambda: [("rank1.json.gz", _damaged())], "rank1.json.gz: damaged gzip data"),
+        (
+            lambda: [
+                ("rank0.json", profile_bytes(0)),
+                ("mine.json", shipped()["one-bucket.json"].read_bytes()),
+            ],
+            "mine.json is an overlap-lab trace: upload it alone",
+        ),
+        (
+            lambda: [("a.json", profile_bytes(0)), ("b.json", profile_bytes(0))],
+            "are both rank 0",
+        ),
+        (lambda: [("empty.json.gz", b"")], "empty.json.gz is empty (0 bytes)"),
+    ],
+)
+def test_a_bad_profile_keeps_the_previous_trace_and_says_why(view, files, words) -> None:
+    send_files(view, ("rank0.json", profile_bytes(0)), ("rank1.json.gz", profile_bytes(1, True)))
+    view.act("step")
+    shown = view.uploaded
+    before = (drawn(view), view.clock.elapsed)
+    send_files(view, *files())
+    message = view.upload["error"]
+    assert message.startswith("Not loaded: ") and message.endswith("The trace shown is unchanged.")
+    assert words in message
+    assert view.uploaded is shown and view.upload["shown"] == "rank0.json + rank1.json.gz"
+    assert (drawn(view), view.clock.elapsed) == before
+
+
+def test_an_oversize_or_damaged_message_is_refused_before_reading(view) -> None:
+    upload(view, json.dumps(hand_document()), "hand.json")
+    before = drawn(view)
+    answers = []
+    # More base64 than 12 MiB of files make (a page never sends it: it refuses first).
+    big = {"name": "big.json.gz", "size": 3, "base64": "A" * (MAX_UPLOAD_MESSAGE_BYTES + 4)}
+    view._handle_msg({"upload_files": [big]})
+    answers.append(view.upload["error"])
+    # 33 files: one more than an upload takes.
+    view._handle_msg(
+        {"upload_files": [{"name": f"r{k}.json", "size": 1, "base64": "e30="} for k in range(33)]}
+    )
+    answers.append(view.upload["error"])
+    # Base64 that is not, and bytes that did not all arrive.
+    view._handle_msg({"upload_files": [{"name": "x.json", "size": 2, "base64": "e3*="}]})
+    answers.append(view.upload["error"])
+    view._handle_msg({"upload_files": [{"name": "x.json", "size": 10, "base64": "e30="}]})
+    answers.append(view.upload["error"])
+    assert answers[0].startswith("Not loaded: big.json.gz: more than an upload here takes")
+    assert "12,582,912 bytes together, 12 MiB" in answers[0]
+    assert answers[1].startswith("Not loaded: 33 files: more than an upload here takes")
+    assert answers[2] == (
+        "Not loaded: x.json: its bytes did not arrive intact (damaged base64). "
+        "The trace shown is unchanged."
+    )
+    assert answers[3].startswith("Not loaded: x.json: 2 bytes arrived of the 10 the page read")
+    assert drawn(view) == before and view.uploaded.name == "hand.json"
+    # Every answer is a new one, so the page hears each (the same words twice included).
+    counts = set()
+    for _ in range(2):
+        view._handle_msg({"upload_files": [{"name": "x.json", "size": 10, "base64": "e30="}]})
+        counts.add(view.upload["n"])
+    assert len(counts) == 2
+
+
+def test_the_files_of_one_upload_are_limited_together(view) -> None:
+    # Two files of 6 MiB + 1 byte each: 12 MiB + 2 bytes together, one over per file.
+    half = b" " * (MAX_UPLOAD_BYTES // 2 + 1)
+    assert not view.load_files([("a.json", half), ("b.json", half)])
+    assert view.upload["error"].startswith(
+        "Not loaded: 2 files: 12,582,914 bytes is more than the 12,582,912-byte limit (12 MiB) "
+        "of an upload here; import larger profiles with `overlap-lab import`"
+    )
+    # Unpacked, every file counts against the same 64 MiB: two of 40 MiB are too much.
+    packed = gzip.compress(b" " * (40 * 1024 * 1024), mtime=0)
+    assert not view.load_files([("a.json.gz", packed), ("b.json.gz", packed)])
+    assert "b.json.gz: unpacks to more than the 64 MiB limit of one upload" in view.upload["error"]
+
+
+def test_a_class_round_that_keeps_the_settings_refuses_uploads_too(view) -> None:
+    view.message_lock = lambda msg: True
+    before = (drawn(view), dict(view.upload))
+    send_files(view, ("rank0.json", profile_bytes(0)))
+    upload(view, shipped()["one-bucket.json"].read_bytes(), "mine.json")
+    view._handle_msg({"action": "shipped"})
+    assert (drawn(view), view.upload) == before and view.uploaded is None

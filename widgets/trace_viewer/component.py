@@ -1,16 +1,25 @@
 """A real DDP trace beside the model: per-rank lanes, the fit, and a "what if" bucket cap.
 
-Shows a shipped trace (or an uploaded one: size-limited, parsed as JSON data
-and validated, never executed), the median or one recorded iteration, which
-rank defined each bucket's readiness, the model fitted on the other traces
-drawn beside the measurement, the fit's numbers and quality, and the model's
-prediction for another bucket cap with the measured answer where a trace of
-that cap was recorded. The page (``trace_viewer.js``) draws it all from
-``state``; an upload arrives as one message, ``{"upload": filename, "text": ...}``.
+Shows a shipped trace or an upload (an overlap-lab trace, or torch.profiler
+files, one per rank, gzipped or not: size-limited before and after unpacking,
+parsed as JSON data and validated, never executed), the median or one recorded
+iteration, which rank defined each bucket's readiness, the model fitted on the
+other traces drawn beside the measurement, the fit's numbers and quality, and
+the model's prediction for another bucket cap with the measured answer where a
+trace of that cap was recorded. It says what the run was (``state["run"]``) and,
+for a profile, what a profile cannot show and what that does to the fit. A
+trace the model cannot be fitted to is drawn as measured, with the reason.
+
+The page (``trace_viewer.js``) draws it all from ``state``. An upload arrives as
+one message, ``{"upload_files": [{"name": ..., "size": bytes, "base64": ...}, ...]}``
+(the files' bytes in base64, so gzip travels safely); ``{"upload": filename,
+"text": ...}`` (a trace's text) is still taken.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,18 +38,30 @@ from ..traces import (
     Trace,
     TraceError,
     error_pct,
-    parse_trace,
     refusal,
     summarize,
 )
 from ..traces import measure as measure_trace
 from ..traces.shipped import DESCRIPTIONS
 from ..traces.trace_view import (
+    MAX_UNPACKED_BYTES,
+    MAX_UPLOAD_BYTES,
+    MAX_UPLOAD_FILES,
+    NAME_CHARS,
     TraceViewConfig,
     TraceViewResult,
+    cores_known,
+    fit_terms,
+    layout_words,
+    listing,
+    load_upload_files,
     machine_summary,
+    profile_limits,
+    run_description,
+    run_metadata,
     shares_cores,
     shipped_traces,
+    what_if_layout,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -62,12 +83,12 @@ NAMES = {
     "exposed_tail_ms": "Exposed tail",
     "step_ms": "Step",
 }
-#: The largest text an upload message may carry. JSON text of at most MAX_TRACE_BYTES
-#: is at most twice as long once escaped in the message (``"`` and ``\\`` become two
-#: characters; raw control characters other than whitespace are not JSON): the page
-#: refuses anything longer before sending, and Bokeh's websocket limit (20 MiB) holds it.
-MAX_UPLOAD_MESSAGE_BYTES = 2 * MAX_TRACE_BYTES
-NAME_CHARS = 80
+#: The most base64 an upload message may carry, every file together: MAX_UPLOAD_BYTES of
+#: files in base64 (4 characters for every 3 bytes, and up to 4 more for each file's last
+#: bytes). With the names and Bokeh's envelope it stays within the server's websocket
+#: limit (20 MiB by default); the page refuses larger uploads before sending, and the
+#: server refuses them again.
+MAX_UPLOAD_MESSAGE_BYTES = 4 * -(-MAX_UPLOAD_BYTES // 3) + 4 * MAX_UPLOAD_FILES
 SIGNED_PCT = Quantity("%", digits=1)
 #: How well the model predicts in general, from the validation protocol (bench/README.md,
 #: "The model on workloads it was not fitted on"): not only on the shipped traces.
@@ -146,34 +167,108 @@ class TraceView(WidgetComponent):
 
     def _handle_msg(self, msg: Any) -> None:
         """Besides the base's actions and edits: an upload, and back to the shipped trace."""
-        if isinstance(msg, Mapping) and "upload" in msg:
+        if not isinstance(msg, Mapping):
+            return
+        if self.message_lock is not None and self.message_lock(msg):
+            return  # a class round keeps the settings, the shown trace included
+        if "upload_files" in msg:
+            files = self._decoded_files(msg.get("upload_files"))
+            if files is not None:
+                self.load_files(files)
+            return
+        if "upload" in msg:
             name, text = msg.get("upload"), msg.get("text")
             if isinstance(name, str) and isinstance(text, str):
                 self.load_upload(text, name)
             return
-        if isinstance(msg, Mapping) and msg.get("action") == "shipped":
+        if msg.get("action") == "shipped":
             self.show_shipped()
             return
         super()._handle_msg(msg)
 
-    def load_upload(self, data: bytes | str, filename: str) -> bool:
-        """Parse an uploaded trace and show it; on error keep the shown trace and say why."""
-        name = (filename or "upload.json")[:NAME_CHARS]
-        self._upload_count += 1
-        try:
-            trace = parse_trace(data, name=name, max_bytes=MAX_TRACE_BYTES)
-            self.settings.result(uploaded=trace)  # it must also fit and predict
-        except (TraceError, ValueError) as exc:
-            self.upload = self._upload_state(
-                error=f"Not loaded: {exc}. The trace shown is unchanged."
+    def _decoded_files(self, files: Any) -> list[tuple[str, bytes]] | None:
+        """The files of an ``upload_files`` message, their base64 decoded and its length checked.
+
+        A message of another shape (no page sends one) is ignored; one too large, or
+        whose base64 is damaged or does not decode to the size the page read, is
+        refused with the message at the control.
+        """
+        if not isinstance(files, list) or not files:
+            return None
+        for f in files:
+            if not (
+                isinstance(f, Mapping)
+                and isinstance(f.get("name"), str)
+                and isinstance(f.get("base64"), str)
+                and isinstance(f.get("size"), int)
+                and not isinstance(f.get("size"), bool)
+            ):
+                return None
+        names = [f["name"][:NAME_CHARS] or "upload.json" for f in files]
+        what = names[0] if len(files) == 1 else f"{len(files)} files"
+        total = sum(len(f["base64"]) for f in files)
+        if len(files) > MAX_UPLOAD_FILES or total > MAX_UPLOAD_MESSAGE_BYTES:
+            self._refuse(
+                f"{what}: more than an upload here takes (at most {MAX_UPLOAD_FILES} files and "
+                f"{MAX_UPLOAD_BYTES:,} bytes together, {MAX_UPLOAD_BYTES // 2**20} MiB)"
             )
+            return None
+        out = []
+        for name, f in zip(names, files, strict=True):
+            try:
+                data = base64.b64decode(f["base64"], validate=True)
+            except (binascii.Error, ValueError):
+                self._refuse(f"{name}: its bytes did not arrive intact (damaged base64)")
+                return None
+            if len(data) != f["size"]:
+                self._refuse(
+                    f"{name}: {len(data):,} bytes arrived of the {f['size']:,} the page read"
+                )
+                return None
+            out.append((name, data))
+        return out
+
+    def _refuse(self, why: str) -> None:
+        """Say why an upload was not loaded; the trace shown stays (a new answer each time)."""
+        self._upload_count += 1
+        self.upload = self._upload_state(error=f"Not loaded: {why}. The trace shown is unchanged.")
+
+    def load_upload(self, data: bytes | str, filename: str) -> bool:
+        """Parse one uploaded file and show it; on error keep the shown trace and say why."""
+        raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else data
+        return self.load_files([((filename or "upload.json")[:NAME_CHARS], raw)])
+
+    def load_files(self, files: list[tuple[str, bytes]]) -> bool:
+        """Load an upload's files (one trace, or profiles) and show them; else say why.
+
+        On any error the trace shown, the clock and everything drawn stay as they were.
+        """
+        try:
+            upload = load_upload_files(files)
+            self.settings.result(uploaded=upload.trace)  # it must also be drawn
+        except (TraceError, ValueError) as exc:
+            self._refuse(str(exc))
             return False
+        self._upload_count += 1
+        trace = upload.trace
         self.uploaded = trace
         changed = self.settings.iteration > trace.n_iterations
         self._set_range(trace.n_iterations)
-        status = f"Showing your upload, {name}."
+        if upload.kind == "profile":
+            n = len(upload.files)
+            status = (
+                f"Showing your upload, {listing(upload.files)}: torch.profiler "
+                f"file{'s' * (n != 1)} of {trace.n_ranks} rank{'s' * (trace.n_ranks != 1)}, "
+                f"imported as a trace of {trace.n_iterations} iteration"
+                f"{'s' * (trace.n_iterations != 1)}."
+            )
+        else:
+            status = f"Showing your upload, {trace.name}."
         if changed:
             status += f" It has {trace.n_iterations} iterations: the median is shown."
+        if upload.notes:
+            notes = "; ".join(upload.notes)
+            status += f" Import notes: {notes[:400]}{'…' * (len(notes) > 400)}."
         status += " A link to these settings shows the shipped trace; the upload stays here."
         self.upload = self._upload_state(status=status)
         self.reset_model()
@@ -193,7 +288,10 @@ class TraceView(WidgetComponent):
 
     def _upload_state(self, status: str = "", error: str = "") -> dict:
         return {
-            "max_bytes": MAX_TRACE_BYTES,
+            "max_bytes": MAX_UPLOAD_BYTES,
+            "max_unpacked_bytes": MAX_UNPACKED_BYTES,
+            "max_trace_bytes": MAX_TRACE_BYTES,
+            "max_files": MAX_UPLOAD_FILES,
             "max_message_bytes": MAX_UPLOAD_MESSAGE_BYTES,
             "shown": self.uploaded.name if self.uploaded is not None else None,
             "status": status if not error else "",
@@ -211,8 +309,9 @@ class TraceView(WidgetComponent):
     def model_state(self) -> dict:
         r = self.result
         quantities = self.quantities
-        s = r.prediction.schedule
-        low = float(min(r.backward_start.min(), s.backward_start.min()))
+        low = float(r.backward_start.min())
+        if r.has_model:
+            low = min(low, float(r.prediction.schedule.backward_start.min()))
         lanes = [self._rank_lanes(r, rank) for rank in range(r.n_ranks)]
         return {
             "title": f"{r.iteration_label[:1].upper()}{r.iteration_label[1:]}",
@@ -226,7 +325,9 @@ class TraceView(WidgetComponent):
             "order": list(STEP_ORDER),
             "names": NAMES,
             "quantities": quantities,
-            "largest_error": largest_error(quantities),
+            "has_model": r.has_model,
+            "largest_error": largest_error(quantities) if r.has_model else None,
+            "run": _run_state(r.trace),
             "fit": _fit_state(r),
             "defining": _defining_state(r),
             "machine": _machine_state(r.trace),
@@ -237,11 +338,9 @@ class TraceView(WidgetComponent):
     @staticmethod
     def _rank_lanes(r: TraceViewResult, rank: int) -> dict:
         """One rank's measured bars and marks, and the model's bars drawn on its lanes."""
-        s = r.prediction.schedule
-        k = r.model_rank(rank)
-        opt = r.predicted_optimizer_start
-        return {
+        lane = {
             "rank": rank,
+            "run_rank": run_rank(r.trace, rank),
             "layers": {
                 "start": _numbers(r.layer_start[rank]),
                 "end": _numbers(r.layer_end[rank]),
@@ -255,47 +354,74 @@ class TraceView(WidgetComponent):
             },
             "optimizer": _numbers([r.optimizer_start[rank], r.optimizer_end[rank]]),
             "backward_return": round(float(r.backward_return[rank]), 4),
-            "model": {
-                "layers": {
-                    "start": _numbers(s.layer_start[k]),
-                    "end": _numbers(s.layer_ready[k]),
-                    "bucket": [int(b) for b in s.layer_bucket],
-                },
-                "comm": {
-                    "start": _numbers(s.bucket_launch[k]),
-                    "end": _numbers(s.bucket_end),
-                    "ready": _numbers(s.bucket_ready[k]),
-                },
-                "optimizer": _numbers([opt, opt + r.fit.after_return_ms]),
-            },
+            "model": None,
         }
+        if not r.has_model:
+            return lane
+        s = r.prediction.schedule
+        k = r.model_rank(rank)
+        opt = r.predicted_optimizer_start
+        lane["model"] = {
+            "layers": {
+                "start": _numbers(s.layer_start[k]),
+                "end": _numbers(s.layer_ready[k]),
+                "bucket": [int(b) for b in s.layer_bucket],
+            },
+            "comm": {
+                "start": _numbers(s.bucket_launch[k]),
+                "end": _numbers(s.bucket_end),
+                "ready": _numbers(s.bucket_ready[k]),
+            },
+            "optimizer": _numbers([opt, opt + r.fit.after_return_ms]),
+        }
+        return lane
 
     def _source_text(self, r: TraceViewResult) -> str:
+        layout = layout_words(r.trace)
         if self.uploaded is not None:
-            return f"Your upload {r.trace.name}: {r.trace.layout}, {r.n_ranks} ranks."
-        text = DESCRIPTIONS.get(r.trace.name, r.trace.layout)
-        return f"{text[:1].upper()}{text[1:]} ({r.trace.layout}), {r.n_ranks} ranks."
+            if run_metadata(r.trace)["source"] == "torch.profiler":
+                return (
+                    f"Your upload {r.trace.name}: torch.profiler files imported as a trace, "
+                    f"{layout}, {r.n_ranks} ranks."
+                )
+            return f"Your upload {r.trace.name}: {layout}, {r.n_ranks} ranks."
+        text = DESCRIPTIONS.get(r.trace.name, layout)
+        return f"{text[:1].upper()}{text[1:]} ({layout}), {r.n_ranks} ranks."
 
     def describe(self) -> str:
         r = self.result
         ms = MILLISECONDS
         q = self.quantities
         m = {k: v["measured"] for k, v in q.items()}
+        head = (
+            f"{r.trace.name}, {r.iteration_label}: {r.n_ranks} ranks, {layout_words(r.trace)}. "
+            f"Measured: the last gradient is ready at {ms(m['compute_end_ms'])}, the last "
+            f"all-reduce ends at {ms(m['communication_end_ms'])}, exposed tail "
+            f"{ms(m['exposed_tail_ms'])}, backward returns at {ms(m['backward_return_ms'])}, "
+            f"step {ms(m['step_ms'])}. "
+        )
+        defined = (
+            f"Readiness of buckets 0 to {r.n_buckets - 1} is defined by rank "
+            f"{', '.join(str(run_rank(r.trace, int(x))) for x in r.defining_rank)}. "
+        )
+        if not r.has_model:
+            return (
+                head
+                + f"No model is drawn: it could not be fitted to this trace ({r.fit_error}). "
+                + defined
+                + f"Playhead at {ms(self.clock.now())}."
+            )
         p = {k: v["model"] for k, v in q.items()}
         w = r.what_if
         worst = largest_error(q)
         return (
-            f"{r.trace.name}, {r.iteration_label}: {r.n_ranks} ranks, {r.trace.layout}. "
-            f"Measured: the last gradient is ready at {ms(m['compute_end_ms'])}, the last "
-            f"all-reduce ends at {ms(m['communication_end_ms'])}, exposed tail "
-            f"{ms(m['exposed_tail_ms'])}, backward returns at {ms(m['backward_return_ms'])}, "
-            f"step {ms(m['step_ms'])}. The model predicts {ms(p['compute_end_ms'])}, "
+            head + f"The model predicts {ms(p['compute_end_ms'])}, "
             f"{ms(p['communication_end_ms'])}, {ms(p['exposed_tail_ms'])}, "
             f"{ms(p['backward_return_ms'])} and {ms(p['step_ms'])}; its largest error is the "
             f"{NAMES[worst].lower()}, {SIGNED_PCT(q[worst]['error_pct'], signed=True)}. "
-            f"Readiness of buckets 0 to {r.n_buckets - 1} is defined by rank "
-            f"{', '.join(str(int(x)) for x in r.defining_rank)}. "
-            f"What if: at a {w.cap_mb:g} MiB cap ({w.layout}) the model predicts a step of "
+            + defined
+            + f"What if: at a {w.cap_mb:g} MiB cap ({what_if_layout(w, r.trace)}) the model "
+            f"predicts a step of "
             f"{ms(w.predicted['step_ms'])}"
             + (
                 f", measured {ms(w.measured['step_ms'])} in {w.measured_name}. "
@@ -306,11 +432,18 @@ class TraceView(WidgetComponent):
         )
 
 
+def run_rank(trace: Trace, rank: int) -> int:
+    """The run's number of the trace's rank entry ``rank`` (a file may hold some ranks)."""
+    numbers = run_metadata(trace)["ranks_in_run"]
+    return numbers[rank] if rank < len(numbers) else rank
+
+
 def step_quantities(r: TraceViewResult) -> dict[str, dict[str, float | None]]:
     """Each of ``STEP_ORDER``: measured (this iteration, or medians) and predicted, and the error.
 
     The last gradient ready is the measure module's compute end: of the shown
     iteration, or its median over the iterations, as every other median is.
+    Without a model (it could not be fitted) the prediction and error are None.
     """
     measured = dict(r.measured)
     m = measure_trace(r.trace)
@@ -318,6 +451,11 @@ def step_quantities(r: TraceViewResult) -> dict[str, dict[str, float | None]]:
     measured["compute_end_ms"] = (
         summarize(e).median if r.iteration is None else float(e[r.iteration])
     )
+    if not r.has_model:
+        return {
+            q: {"measured": float(measured[q]), "model": None, "error_pct": None}
+            for q in STEP_ORDER
+        }
     predicted = dict(r.prediction.quantities, compute_end_ms=r.prediction.compute_end_ms)
     return {
         q: {
@@ -344,8 +482,10 @@ def _table(r: TraceViewResult, lanes: list[dict]) -> dict:
     mib = r.trace.bucket_bytes / (1024 * 1024)
     rows: list[list] = []
     for lane in lanes:
-        rank = lane["rank"]
+        rank = lane["run_rank"]
         for source, part in (("measured", lane), ("model", lane["model"])):
+            if part is None:
+                continue  # no model: it could not be fitted
             layers = part["layers"]
             for p in sorted(range(len(names)), key=lambda p: layers["start"][p]):
                 b = layers["bucket"][p]
@@ -409,7 +549,17 @@ def _finite(x: float) -> float | None:
 
 def _fit_state(r: TraceViewResult) -> dict:
     f = r.fit
+    if f is None:
+        return {
+            "error": r.fit_error,
+            "fitted_on_self": r.fitted_on_self,
+            "caveat": (
+                f"The model could not be fitted to this trace: {r.fit_error}. What is drawn is "
+                "the measurement alone."
+            ),
+        }
     return {
+        "error": None,
         "sources": list(f.sources),
         "iterations_used": f.iterations_used,
         "fitted_on_self": r.fitted_on_self,
@@ -454,34 +604,63 @@ def _defining_state(r: TraceViewResult) -> list[dict]:
             "bucket": b,
             "parameters": len(r.trace.bucket_parameters[b]),
             "mib": float(mib[b]),
-            "rank": int(r.defining_rank[b]),
+            "rank": run_rank(r.trace, int(r.defining_rank[b])),
             "counts": [int(r.defining_counts[k, b]) for k in range(r.n_ranks)],
         }
         for b in range(r.n_buckets)
     ]
 
 
-def _machine_state(trace: Trace) -> dict:
-    load = trace.other_load
-    known = load[~np.isnan(load)]
+def _run_state(trace: Trace) -> dict:
+    """What the run was, and (for a profile) what the file cannot show and what that costs."""
+    run = run_metadata(trace)
     return {
-        "summary": machine_summary(trace),
-        "model": str(trace.metadata.get("model", "model not stated")),
-        "load_low": float(known.min()) if known.size else None,
-        "load_high": float(known.max()) if known.size else None,
-        "shares_cores": shares_cores(trace),
+        "source": run["source"],
+        "times": run["times"],
+        "readiness": run["readiness"],
+        "ranks_in_run": run["ranks_in_run"],
+        "run_world_size": run["run_world_size"],
+        "description": run_description(trace),
+        "cannot_know": profile_limits(trace),
     }
 
 
-def _what_if_state(r: TraceViewResult) -> dict:
+def _machine_state(trace: Trace) -> dict:
+    load = trace.other_load
+    known = load[~np.isnan(load)]
+    device = str(trace.metadata.get("device", "cpu"))
+    if device != "cpu":
+        effect = "device"
+    elif not cores_known(trace):
+        effect = "unknown"
+    else:
+        effect = "shared" if shares_cores(trace) else "roomy"
+    return {
+        "summary": machine_summary(trace),
+        "model": str(trace.metadata.get("model") or "model not stated"),
+        "load_low": float(known.min()) if known.size else None,
+        "load_high": float(known.max()) if known.size else None,
+        "shares_cores": shares_cores(trace),
+        "effect": effect,
+        "backend": str(trace.metadata.get("backend", "unknown")),
+    }
+
+
+def _what_if_state(r: TraceViewResult) -> dict | None:
     w = r.what_if
+    if w is None:
+        return None
+    per_bucket = run_metadata(r.trace)["readiness"] != "per-parameter"
     return {
         "cap_mb": w.cap_mb,
-        "layout": w.layout,
+        "layout": what_if_layout(w, r.trace),
         "predicted": {q: float(w.predicted[q]) for q in QUANTITIES},
         "measured": None if w.measured is None else {q: float(w.measured[q]) for q in QUANTITIES},
         "measured_name": w.measured_name,
         "refusal": refusal(
             r.fit, [sum(r.fit.parameter_bytes[p] for p in b) for b in w.bucket_parameters]
         ),
+        # Fitted on one bucket layout (its own): which terms that could fit, and which not.
+        "one_layout": r.fitted_on_self,
+        "terms": fit_terms(r.fit, per_bucket=per_bucket) if r.fitted_on_self else [],
     }

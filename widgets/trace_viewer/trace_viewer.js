@@ -1,8 +1,9 @@
 // The real-trace viewer as the page draws it: each rank's layers and all-reduces as
 // measured (solid, revealed by the playhead) with the model's prediction beside them
 // (hatched, the lower half of each row), where the exposed tail starts, the step's
-// numbers in the order they happen, the fit, who defined each bucket's readiness, the
-// machine, a what-if bucket cap, and the upload of a trace file of one's own.
+// numbers in the order they happen, what the run was (and, for torch.profiler files, what a
+// profile cannot show), the fit, who defined each bucket's readiness, the machine, a
+// what-if bucket cap, and the upload of a trace file or profiler files of one's own.
 
 import { h, s, show, uid } from "../common/js/dom.js";
 import { chartFrame, hatchDefs, marker, patternId, playheadLine } from "../common/js/chart.js";
@@ -43,6 +44,9 @@ function tint(hex, share = 0.66) {
   return `#${((1 << 24) | (r << 16) | (g << 8) | b).toString(16).slice(1)}`;
 }
 const bytes = (n) => n.toLocaleString("en-US");
+/** `a`, `a and b`, `a, b and c`. */
+const listing = (items) => (items.length <= 2 ? items.join(" and ") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
+const NO_MODEL = "no model: it could not be fitted to this trace";
 
 export function render({ model, el }) {
   const r = {};
@@ -61,11 +65,13 @@ export function render({ model, el }) {
       r.qGrid = h("div", { class: "tv-pairs" });
       r.tailNote = h("p", { class: "tv-note" }, TAIL_NOTE);
       r.medianNote = h("p", { class: "ol-hint" }, MEDIAN_NOTE);
+      r.run = h("div", { class: "tv-run" });
       r.machine = h("div", { class: "tv-machine" });
       r.defining = h("div", { class: "ol-table-scroll" });
       r.fitText = h("p", { class: "tv-note" });
       r.fit = h("div", { class: "ol-table-scroll" });
       r.whatIfText = h("p", { class: "tv-note" });
+      r.whatIfTerms = h("div", { class: "ol-table-scroll" });
       r.whatIf = {};
       r.whatIfGrid = h("div", { class: "tv-pairs" });
       for (const q of WHAT_IF_ORDER) {
@@ -77,12 +83,13 @@ export function render({ model, el }) {
         main: [r.source, h("div", { class: "ol-readouts" }, r.elapsed.el, r.worst.el)],
         after: [
           p.section("Measured and model, in the order of the step", r.tailNote, r.qGrid, r.medianNote),
+          p.section("What this run was", r.run),
           p.section("Where this trace was recorded", r.machine),
           p.section("Which rank defined each bucket's readiness",
             h("p", { class: "tv-note" }, "The rank that issued a bucket's all-reduce last: every other rank waited for it."),
             r.defining),
           p.section("The fitted model", r.fitText, r.fit),
-          p.section("What if the bucket cap were different?", r.whatIfText, r.whatIfGrid),
+          p.section("What if the bucket cap were different?", r.whatIfText, r.whatIfTerms, r.whatIfGrid),
         ],
         controls: [
           p.section("Trace", f.trace.el, r.upload.el, f.iteration.el),
@@ -93,19 +100,24 @@ export function render({ model, el }) {
 
     update(state) {
       r.source.textContent = state.source;
-      const worst = state.quantities[state.largest_error];
-      const name = state.names[state.largest_error];
-      r.worst.set(
-        fmt(worst.error_pct, PCT, true),
-        `${name}: model ${fmt(worst.model, MS)}, measured ${fmt(worst.measured, MS)}`,
-        Math.abs(worst.error_pct) > 10 ? "off" : "",
-      );
+      if (state.has_model) {
+        const worst = state.quantities[state.largest_error];
+        const name = state.names[state.largest_error];
+        r.worst.set(
+          fmt(worst.error_pct, PCT, true),
+          `${name}: model ${fmt(worst.model, MS)}, measured ${fmt(worst.measured, MS)}`,
+          Math.abs(worst.error_pct) > 10 ? "off" : "",
+        );
+      } else {
+        r.worst.set(fmt(null, PCT), NO_MODEL);
+      }
       drawQuantities(r, state);
       show(r.medianNote, state.median);
+      drawRun(r.run, state.run);
       drawMachine(r.machine, state.machine);
       drawDefining(r.defining, state);
       drawFit(r, state);
-      drawWhatIf(r, state.what_if);
+      drawWhatIf(r, state.what_if, state.fit);
     },
 
     draw(ctx) {
@@ -115,35 +127,42 @@ export function render({ model, el }) {
     },
 
     keyEntries(state) {
+      const model = state.has_model;
       const buckets = state.n_buckets <= CATEGORY.length
         ? Array.from({ length: state.n_buckets }, (_, b) => ({ kind: "bar", color: colour(b), stroke: "#ffffff", label: `Bucket ${b}` }))
         : [{ kind: "bar", color: colour(0), stroke: "#ffffff", label: `Buckets 0 to ${state.n_buckets - 1}: colours repeat every ${CATEGORY.length}` }];
       return [
         ...buckets,
         { kind: "bar", color: OPTIMIZER, stroke: "#ffffff", label: "Optimizer" },
-        { kind: "bar", color: colour(0), stroke: "#ffffff", label: "Measured (solid, upper half of a row)" },
-        { kind: "bar", color: colour(0), hatch: true, hatchWidth: 2, label: "Model (hatched, lower half)" },
+        model
+          ? { kind: "bar", color: colour(0), stroke: "#ffffff", label: "Measured (solid, upper half of a row)" }
+          : { kind: "bar", color: colour(0), stroke: "#ffffff", label: "Measured (solid; no model: it could not be fitted)" },
+        model ? { kind: "bar", color: colour(0), hatch: true, hatchWidth: 2, label: "Model (hatched, lower half)" } : null,
         { kind: "bar", color: tint(colour(0)), stroke: "#ffffff", label: "Measured, not yet reached by the playhead (tinted)" },
         { kind: "marker", shape: "inverted-triangle", color: COLORS.ink, label: "Bucket ready on this rank" },
         { kind: "marker", shape: "circle", color: "none", stroke: COLORS.ink, strokeWidth: 2, label: "Issued last: defined the bucket's readiness" },
         { kind: "marker", shape: "diamond", color: COLORS.ink, label: "Backward returned" },
         { kind: "line", color: TAIL, dash: "5 3", label: "Last gradient ready: the exposed tail starts" },
         { kind: "bar", color: TAIL, label: "Exposed tail, measured" },
-        { kind: "bar", color: TAIL, hatch: true, hatchWidth: 2, label: "Exposed tail, model" },
+        model ? { kind: "bar", color: TAIL, hatch: true, hatchWidth: 2, label: "Exposed tail, model" } : null,
         { kind: "playhead", label: "Playhead" },
-      ];
+      ].filter(Boolean);
     },
 
     csvReadouts({ state, t }) {
       const rows = [["Elapsed time", fmt(t, MS)]];
-      const worst = state.quantities[state.largest_error];
-      rows.push(["Largest model error", `${fmt(worst.error_pct, PCT, true)} (${state.names[state.largest_error]})`]);
+      if (state.has_model) {
+        const worst = state.quantities[state.largest_error];
+        rows.push(["Largest model error", `${fmt(worst.error_pct, PCT, true)} (${state.names[state.largest_error]})`]);
+      } else {
+        rows.push(["Largest model error", `${fmt(null, PCT)} (${NO_MODEL})`]);
+      }
       for (const q of state.order) {
         rows.push([`${state.names[q]}, measured`, fmt(state.quantities[q].measured, MS)]);
         rows.push([`${state.names[q]}, model`, fmt(state.quantities[q].model, MS)]);
       }
       const w = state.what_if;
-      for (const q of WHAT_IF_ORDER) rows.push([`${state.names[q]}, model at ${plain(w.cap_mb)} MiB`, fmt(w.predicted[q], MS)]);
+      if (w) for (const q of WHAT_IF_ORDER) rows.push([`${state.names[q]}, model at ${plain(w.cap_mb)} MiB`, fmt(w.predicted[q], MS)]);
       return rows;
     },
   });
@@ -159,15 +178,17 @@ export function render({ model, el }) {
   });
 
   // The readout grid of the step is built once per set of quantities, then only updated.
+  // Without a model (it could not be fitted) only the measured readouts are drawn.
   function drawQuantities(r, state) {
-    const order = state.order.join();
+    const order = `${state.order.join()} ${state.has_model}`;
     if (r.qOrder !== order) {
       r.qOrder = order;
       r.q = {};
       const cells = [];
       for (const q of state.order) {
-        r.q[q] = { measured: readout(`${state.names[q]}, measured`), model: readout(`${state.names[q]}, model`) };
-        cells.push(r.q[q].measured.el, r.q[q].model.el);
+        r.q[q] = { measured: readout(`${state.names[q]}, measured`), model: state.has_model ? readout(`${state.names[q]}, model`) : null };
+        cells.push(r.q[q].measured.el);
+        if (r.q[q].model) cells.push(r.q[q].model.el);
       }
       r.qGrid.replaceChildren(...cells);
     }
@@ -175,6 +196,7 @@ export function render({ model, el }) {
       const v = state.quantities[q];
       const worst = q === state.largest_error;
       r.q[q].measured.set(fmt(v.measured, MS), `${state.title.toLowerCase()}: ${QUANTITY_NOTES[q]}`);
+      if (!state.has_model) continue;
       r.q[q].model.set(
         fmt(v.model, MS),
         `${fmt(v.error_pct, PCT, true)} against the measurement${worst ? " (the largest error)" : ""}`,
@@ -189,13 +211,13 @@ export function render({ model, el }) {
 function drawChart({ state, t, width }) {
   const narrow = width < 560;
   const lanes = [];
-  for (const lane of state.ranks) lanes.push(`Rank ${lane.rank} layers`, `Rank ${lane.rank} all-reduces`);
+  for (const lane of state.ranks) lanes.push(`Rank ${lane.run_rank} layers`, `Rank ${lane.run_rank} all-reduces`);
   const laneHeight = narrow ? 54 : 62;
   const top = 62;
   const height = top + laneHeight * lanes.length + 44;
   const frame = chartFrame({
     width, height,
-    title: narrow ? state.title : `${state.title}: measured and model`,
+    title: narrow || !state.has_model ? state.title : `${state.title}: measured and model`,
     x: { domain: state.x_domain, label: narrow ? "Time (ms from the last backward start)" : "Time (ms from the last rank's backward start)" },
     y: { lanes: narrow ? lanes.map(() => "") : lanes },
     margin: narrow ? { top, left: 84 } : { top },
@@ -240,11 +262,13 @@ function drawChart({ state, t, width }) {
     const comm = rows(2 * k + 1);
     const m = lane.model;
     lane.layers.start.forEach((a, p) => measuredBar(a, lane.layers.end[p], compute.measured, colour(lane.layers.bucket[p])));
-    m.layers.start.forEach((a, p) => modelBar(a, m.layers.end[p], compute.model, colour(m.layers.bucket[p])));
     measuredBar(lane.optimizer[0], lane.optimizer[1], compute.measured, OPTIMIZER);
-    modelBar(m.optimizer[0], m.optimizer[1], compute.model, OPTIMIZER);
     lane.comm.start.forEach((a, b) => measuredBar(a, lane.comm.end[b], comm.measured, colour(b)));
-    m.comm.start.forEach((a, b) => modelBar(a, m.comm.end[b], comm.model, colour(b)));
+    if (m) {
+      m.layers.start.forEach((a, p) => modelBar(a, m.layers.end[p], compute.model, colour(m.layers.bucket[p])));
+      modelBar(m.optimizer[0], m.optimizer[1], compute.model, OPTIMIZER);
+      m.comm.start.forEach((a, b) => modelBar(a, m.comm.end[b], comm.model, colour(b)));
+    }
     // Events as measured, shown once the playhead reaches them.
     for (const b of revealPoints(lane.comm.ready, t)) {
       plot.append(marker("inverted-triangle", x(lane.comm.ready[b]), comm.band.top - 1, 10, COLORS.ink));
@@ -269,9 +293,11 @@ function drawChart({ state, t, width }) {
     else svg.append(s("line", { x1: x(a), x2: x(a), y1: y, y2: y + 9, stroke: TAIL, "stroke-width": 2 }));
   };
   const measuredTail = [q.compute_end_ms.measured, Math.max(q.compute_end_ms.measured, q.communication_end_ms.measured)];
-  const modelTail = [q.compute_end_ms.model, Math.max(q.compute_end_ms.model, q.communication_end_ms.model)];
   tailRow(28, ...measuredTail, TAIL, narrow ? "Tail" : "Tail, measured");
-  tailRow(42, ...modelTail, hatch(TAIL), "Tail, model");
+  if (state.has_model) {
+    const modelTail = [q.compute_end_ms.model, Math.max(q.compute_end_ms.model, q.communication_end_ms.model)];
+    tailRow(42, ...modelTail, hatch(TAIL), "Tail, model");
+  }
   plot.append(s("line", {
     x1: x(measuredTail[0]), x2: x(measuredTail[0]), y1: frame.top - 6, y2: frame.bottom,
     stroke: TAIL, "stroke-width": 1.5, "stroke-dasharray": "5 3",
@@ -282,17 +308,34 @@ function drawChart({ state, t, width }) {
 
 // --- the sections under the chart ----------------------------------------------------------
 
+function drawRun(el, run) {
+  const parts = [h("p", {}, h("strong", {}, "The run: "), run.description)];
+  if (run.cannot_know) parts.push(h("p", { class: "tv-cannot" }, run.cannot_know));
+  el.replaceChildren(...parts);
+}
+
+const EFFECTS = {
+  shared:
+    "The ranks' compute and gloo's all-reduces share these cores, so they slow each other down " +
+    "(contention): backward is slower while a transfer runs, and a transfer is slower while backward " +
+    "runs. Overlap hides less than the diagrams suggest, and a busier overlap can be slower.",
+  roomy: "There are enough cores for compute and communication to run side by side, so they interfere little.",
+  device:
+    "On a GPU the all-reduce kernels run beside backward's kernels and take some of the GPU's compute " +
+    "units and memory bandwidth while they run, so backward can be slower under a transfer (contention), " +
+    "far less than on shared CPU cores.",
+  unknown:
+    "The file does not say how many CPU cores the run had. Where compute and gloo's all-reduces share " +
+    "the cores, they slow each other down (contention); the fitted contention says how much they did here.",
+};
+
 function drawMachine(el, m) {
   let busy = "";
   if (m.load_low !== null) {
     const [low, high] = [m.load_low, m.load_high].map((v) => (100 * v).toFixed(0));
     busy = ` Other processes kept ${low === high ? `${low} %` : `${low}–${high} %`} of the cores busy during these iterations.`;
   }
-  const effect = m.shares_cores
-    ? "The ranks' compute and gloo's all-reduces share these cores, so they slow each other down " +
-      "(contention): backward is slower while a transfer runs, and a transfer is slower while backward " +
-      "runs. Overlap hides less than the diagrams suggest, and a busier overlap can be slower."
-    : "There are enough cores for compute and communication to run side by side, so they interfere little.";
+  const effect = EFFECTS[m.effect] || (m.shares_cores ? EFFECTS.shared : EFFECTS.roomy);
   el.replaceChildren(
     h("p", {}, h("strong", {}, "Recorded on: "), `${m.summary} (${m.model}).${busy}`),
     h("p", {}, h("strong", {}, "What that does to overlap: "), effect),
@@ -311,18 +354,24 @@ function table(head, rows, caption) {
 function drawDefining(el, state) {
   const n = state.n_iterations;
   const shown = state.median ? "Issued last, median iteration" : "Issued last, this iteration";
+  const who = state.ranks.map((lane) => lane.run_rank);
   const rows = state.defining.map((d) => [
     String(d.bucket),
     String(d.parameters),
-    d.mib.toFixed(1),
+    String(Number(d.mib.toPrecision(3))),
     `Rank ${d.rank}`,
-    d.counts.map((c, k) => `rank ${k}: ${c}`).join(", ") + ` of ${n}`,
+    d.counts.map((c, k) => `rank ${who[k]}: ${c}`).join(", ") + ` of ${n}`,
   ]);
   el.replaceChildren(table(["Bucket", "Parameters", "MiB", shown, `Issued last, in the ${n} iterations`], rows));
 }
 
 function drawFit(r, state) {
   const f = state.fit;
+  if (f.error) {
+    r.fitText.textContent = f.caveat;
+    r.fit.replaceChildren();
+    return;
+  }
   let source;
   if (f.fitted_on_self) {
     source = `fitted on this trace itself (${f.iterations_used} iterations): its parameters differ from the shipped traces', so this is a fit, not a prediction`;
@@ -346,13 +395,34 @@ function drawFit(r, state) {
   r.fit.replaceChildren(table(["Fitted", "Value", "Meaning"], rows));
 }
 
-function drawWhatIf(r, w) {
+function drawWhatIf(r, w, fit) {
+  show(r.whatIfGrid, Boolean(w));
+  if (!w) {
+    r.whatIfText.textContent = `No prediction: the model could not be fitted to this trace (${fit.error}).`;
+    r.whatIfTerms.replaceChildren();
+    return;
+  }
   const cap = plain(w.cap_mb);
   const beside = w.measured
     ? `Measured beside it: ${w.measured_name}, recorded with that layout (medians).`
     : "No shipped trace has this layout: record one to check the prediction.";
-  const vouch = w.refusal ? ` The fit cannot vouch for this layout: ${w.refusal}.` : "";
+  let vouch = w.refusal ? ` The fit cannot vouch for this layout: ${w.refusal}.` : "";
+  if (w.one_layout) {
+    const n = w.terms.length;
+    const fitted = w.terms.filter((t) => t.fitted).length;
+    vouch += ` The model was fitted on this trace's one bucket layout: from it, ${fitted} of the model's ${n} terms ` +
+      (fitted < n
+        ? `could be fitted and ${n - fitted} could not (the table says which, and why). The prediction uses those as they stand, so it is only as good as they are.`
+        : "could all be fitted (the table says from what).");
+  }
   r.whatIfText.textContent = `At ${cap} MiB DDP makes ${w.layout}. ${beside}${vouch}`;
+  r.whatIfTerms.replaceChildren(
+    ...(w.one_layout
+      ? [table(["Term", "Fitted from this one layout?", "From what, or why not"],
+          w.terms.map((t) => [t.label, t.fitted ? "Yes" : "No", t.why]),
+          "What one bucket layout could fit")]
+      : []),
+  );
   const names = { communication_end_ms: "Communication end", exposed_tail_ms: "Exposed tail", backward_return_ms: "Backward return", step_ms: "Step" };
   for (const q of WHAT_IF_ORDER) {
     const card = r.whatIf[q];
@@ -363,20 +433,33 @@ function drawWhatIf(r, w) {
 
 // --- the upload ------------------------------------------------------------------------------
 
+const ACCEPT = ".json,.gz,application/json,application/gzip";
+
+/** Bytes as base64, in pieces (one `String.fromCharCode` call per 32 KiB). */
+function toBase64(data) {
+  let text = "";
+  for (let i = 0; i < data.length; i += 0x8000) text += String.fromCharCode.apply(null, data.subarray(i, i + 0x8000));
+  return btoa(text);
+}
+
 /**
- * A native file input labelled "Upload a trace". The file is read here and sent as text in
- * one message; an empty file, one over the size limit, or one that is not UTF-8 text is
- * refused here before sending, with the message at the control. The server checks again
- * and answers through `model.upload`.
+ * A native file input labelled "Upload a trace or profiler files" that takes several files at
+ * once: one overlap-lab trace, or torch.profiler files (one per rank, .json or .json.gz).
+ * The files' bytes are read here and sent in base64 in one message; too many files, an
+ * empty one, or more bytes than the limit (which keeps the message within the server's
+ * websocket limit) are refused here, before sending, with the message at the control. The
+ * server checks again, unpacks, reads the files as data and answers through `model.upload`.
  */
 function uploadControl(model) {
   const id = uid("upload");
   const hintId = `${id}-hint`;
   const messageId = `${id}-message`;
   const limits = () => model.upload || {};
-  const mib = () => Math.round((limits().max_bytes || 0) / (1024 * 1024));
+  const mib = (n) => Math.round((n || 0) / (1024 * 1024));
   const hint = h("div", { id: hintId, class: "ol-hint" });
-  const input = h("input", { id, type: "file", accept: ".json,application/json", class: "tv-file", "aria-describedby": `${hintId} ${messageId}` });
+  const input = h("input", {
+    id, type: "file", multiple: true, accept: ACCEPT, class: "tv-file", "aria-describedby": `${hintId} ${messageId}`,
+  });
   const message = h("div", { id: messageId, class: "ol-hint", "aria-live": "polite" });
   const back = h("button", { type: "button", class: "ol-button" }, "Show the shipped trace again");
   back.addEventListener("click", () => model.send_msg({ action: "shipped" }));
@@ -392,38 +475,45 @@ function uploadControl(model) {
   };
   const refuse = (why) => say(`Not loaded: ${why}. The trace shown is unchanged.`, "error");
 
-  input.addEventListener("change", () => {
-    const file = input.files && input.files[0];
-    input.value = ""; // the same file chosen again is read again
-    if (!file) return;
-    const name = file.name.slice(0, 80);
-    const max = limits().max_bytes;
-    if (file.size === 0) return refuse(`${name} is empty (0 bytes)`);
-    if (file.size > max) return refuse(`${name}: ${bytes(file.size)} bytes is more than the ${bytes(max)}-byte limit (${mib()} MiB)`);
-    say(`Reading ${name}…`, "status");
-    const reader = new FileReader();
-    reader.onerror = () => refuse(`${name} could not be read`);
-    reader.onload = () => {
-      let text;
-      try {
-        text = new TextDecoder("utf-8", { fatal: true }).decode(reader.result);
-      } catch {
-        return refuse(`${name}: not UTF-8 text`);
-      }
-      // JSON text escapes to at most twice its length; anything longer cannot be a trace
-      // and would not fit one websocket message.
-      if (new Blob([JSON.stringify(text)]).size > limits().max_message_bytes) {
-        return refuse(`${name}: not valid JSON (it holds control characters)`);
-      }
-      say(`Checking ${name}…`, "status");
-      model.send_msg({ upload: name, text });
-    };
-    reader.readAsArrayBuffer(file);
+  input.addEventListener("change", async () => {
+    const files = Array.from(input.files || []);
+    input.value = ""; // the same files chosen again are read again
+    if (!files.length) return;
+    const u = limits();
+    const names = files.map((f) => f.name.slice(0, 80));
+    const what = files.length === 1 ? names[0] : `${files.length} files`;
+    if (files.length > u.max_files) return refuse(`${files.length} files; an upload takes at most ${u.max_files} (one per rank)`);
+    const empty = files.findIndex((f) => f.size === 0);
+    if (empty >= 0) return refuse(`${names[empty]} is empty (0 bytes)`);
+    const total = files.reduce((sum, f) => sum + f.size, 0);
+    if (total > u.max_bytes) {
+      return refuse(
+        `${what}: ${bytes(total)} bytes is more than the ${bytes(u.max_bytes)}-byte limit (${mib(u.max_bytes)} MiB) ` +
+          "of an upload here; import larger profiles with `overlap-lab import` and upload the trace it writes",
+      );
+    }
+    say(`Reading ${listing(names)}…`, "status");
+    let sent;
+    try {
+      sent = await Promise.all(
+        files.map(async (f, i) => ({ name: names[i], size: f.size, base64: toBase64(new Uint8Array(await f.arrayBuffer())) })),
+      );
+    } catch {
+      return refuse(`${listing(names)} could not be read`);
+    }
+    if (sent.reduce((sum, f) => sum + f.base64.length, 0) > u.max_message_bytes) {
+      return refuse(`${what}: more than the ${mib(u.max_bytes)} MiB limit of an upload here`);
+    }
+    say(`Checking ${listing(names)}…`, "status");
+    model.send_msg({ upload_files: sent });
   });
 
   const update = () => {
     const u = limits();
-    hint.textContent = `A trace file (.json, at most ${mib()} MiB) written by overlap-lab record: it is read as data and checked against the trace format.`;
+    hint.textContent =
+      `One trace file written by overlap-lab (.json), or torch.profiler files, one per rank, chosen together ` +
+      `(.json or .json.gz): at most ${mib(u.max_bytes)} MiB together, ${mib(u.max_unpacked_bytes)} MiB unpacked. ` +
+      "Read as data and checked, never run.";
     if (u.error) say(u.error, "error");
     else if (u.status) say(u.status, "status");
     else say("", "");
@@ -433,7 +523,7 @@ function uploadControl(model) {
   update();
   const el = h(
     "div", { class: "ol-field tv-upload" },
-    h("label", { for: id }, "Upload a trace"),
+    h("label", { for: id }, "Upload a trace or profiler files"),
     hint,
     input,
     message,

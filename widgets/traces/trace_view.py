@@ -19,7 +19,13 @@ and the traces to fit on into a ``TraceViewResult``:
   drawn over the measurement, and its numbers and quality;
 - a **what if**: the layout DDP would make for ``what_if_cap_mb`` and the
   model's prediction for it, with the measured medians of a given trace of
-  that cap beside it when there is one.
+  that cap beside it when there is one; a fit on one bucket layout says which
+  terms it could and could not fit (``fit_terms``);
+- **uploads** (``load_upload_files``): one overlap-lab trace, or torch.profiler
+  files (one per rank, gzipped or not) imported as a trace, within the page's
+  limits; ``run_description`` and ``profile_limits`` say what the run was and
+  what a profile cannot show. A trace the model cannot be fitted to is still
+  drawn as measured, with the reason (``TraceViewResult.fit_error``).
 
 Worked example (``tests/model/test_trace_view.py``): two ranks, two parameters
 in one bucket each; rank 1 starts backward 1 ms after rank 0, so it is the late
@@ -31,26 +37,37 @@ issued last by rank 1, which defines its readiness.
 from __future__ import annotations
 
 import functools
+import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import param
 
 from ..model.settings import setting
 from . import (
+    FORMAT,
+    MAX_TRACE_BYTES,
     QUANTITIES,
+    TERMS,
     Fit,
     Prediction,
     Trace,
     TraceError,
     buckets_for_cap,
     fit,
+    from_document,
     load_trace,
     measure,
+    parse_trace,
     predict_layout,
     summarize,
 )
+from .profiler import import_profiles
+from .profiler_convert import to_trace_document
+from .profiler_read import GZIP_MAGIC
 from .shipped import DESCRIPTIONS, shipped
 
 MEDIAN = 0  # the iteration setting's value for "the median iteration"
@@ -145,10 +162,11 @@ class TraceViewResult:
     defining_rank: np.ndarray  # (B,) the rank that issued each bucket last, in this iteration
     defining_counts: np.ndarray  # (R, B) iterations in which each rank issued the bucket last
     measured: dict[str, float]  # QUANTITIES, of this iteration or medians
-    fit: Fit
+    fit: Fit | None  # None: the model could not be fitted (``fit_error`` says why)
     fitted_on_self: bool  # the trace's parameters differ from the others': fitted on itself
-    prediction: Prediction  # for this trace's own layout
-    what_if: WhatIf
+    prediction: Prediction | None  # for this trace's own layout (None without a fit)
+    what_if: WhatIf | None  # None without a fit
+    fit_error: str | None = None  # why the model could not be fitted; the trace is drawn anyway
 
     @property
     def n_ranks(self) -> int:
@@ -170,14 +188,23 @@ class TraceViewResult:
         return f"iteration {number} ({self.iteration + 1} of {n})"
 
     @property
+    def has_model(self) -> bool:
+        """Whether the model was fitted, so a prediction is drawn beside the measurement."""
+        return self.fit is not None and self.prediction is not None
+
+    @property
     def end_ms(self) -> float:
         """When the last thing drawn ends (measured or predicted)."""
-        predicted_opt = self.predicted_optimizer_start + self.fit.after_return_ms
-        return float(max(self.optimizer_end.max(), predicted_opt, self.bucket_complete.max()))
+        ends = [self.optimizer_end.max(), self.bucket_complete.max()]
+        if self.has_model:
+            ends.append(self.predicted_optimizer_start + self.fit.after_return_ms)
+        return float(max(ends))
 
     @property
     def predicted_optimizer_start(self) -> float:
-        """The model's optimizer start: its backward return."""
+        """The model's optimizer start: its backward return (nan without a model)."""
+        if self.prediction is None:
+            return float("nan")
         return self.prediction.quantities["backward_return_ms"]
 
     def model_rank(self, rank: int) -> int:
@@ -200,9 +227,14 @@ def _quantities(m, pick: int | None) -> dict[str, float]:
 _FITS: dict[tuple[int, ...], Fit] = {}
 
 
-def _fit_for(trace: Trace, others: Sequence[Trace]) -> tuple[Fit, bool]:
+def _fit_sources(trace: Trace, others: Sequence[Trace]) -> list[Trace]:
+    """The other traces a fit for ``trace`` can use: the same parameters and ranks."""
     usable = [t for t in others if t.parameter_names == trace.parameter_names]
-    usable = [t for t in usable if t.n_ranks == trace.n_ranks]
+    return [t for t in usable if t.n_ranks == trace.n_ranks]
+
+
+def _fit_for(trace: Trace, others: Sequence[Trace]) -> tuple[Fit, bool]:
+    usable = _fit_sources(trace, others)
     if not usable:
         return fit([trace], max_other_load=None), True
     # The shipped traces live as long as the process: fit each choice of them once.
@@ -256,8 +288,17 @@ def trace_view(
     counts = np.stack(
         [(m.bucket_defining_rank == r).sum(axis=0) for r in range(trace.n_ranks)], axis=0
     )
-    fitted, on_self = _fit_for(trace, fit_traces)
-    prediction = predict_layout(fitted, trace.bucket_parameters)
+    fitted = prediction = whatif = None
+    on_self = not _fit_sources(trace, fit_traces)
+    error = None
+    try:
+        fitted, on_self = _fit_for(trace, fit_traces)
+        prediction = predict_layout(fitted, trace.bucket_parameters)
+        whatif = what_if(fitted, what_if_cap_mb, [trace, *fit_traces, *references])
+    except ValueError as exc:  # TraceError, or numbers a fit cannot use (numpy's LinAlgError)
+        # The measurement is still worth seeing: it is drawn without the model, and says why.
+        fitted = prediction = whatif = None
+        error = str(exc) or type(exc).__name__
     return TraceViewResult(
         trace=trace,
         iteration=pick,
@@ -277,7 +318,8 @@ def trace_view(
         fit=fitted,
         fitted_on_self=on_self,
         prediction=prediction,
-        what_if=what_if(fitted, what_if_cap_mb, [trace, *fit_traces, *references]),
+        what_if=whatif,
+        fit_error=error,
     )
 
 
@@ -302,21 +344,28 @@ def what_if(fitted: Fit, cap_mb: float, references: Sequence[Trace] = ()) -> Wha
 
 
 def machine_summary(trace: Trace) -> str:
-    """What kind of machine the trace came from, in words, from its metadata."""
+    """What kind of machine the trace came from, in words, from its metadata.
+
+    Only what the file says: a profile records no cores or threads per rank (an
+    import before format version 2 wrote 1 for each), and names torch only sometimes.
+    """
     md = trace.metadata
-    cores = md.get("cpu_count")
-    threads = md.get("threads_per_rank")
+    run = run_metadata(trace)
+    cores = run["cpu_count"]
+    threads = run["threads_per_rank"]
     device = md.get("device", "cpu")
     parts = [
         f"{md.get('world_size', trace.n_ranks)} ranks",
         f"{md.get('backend', 'unknown')} backend",
         f"device {device}",
     ]
+    if run["gpus"]:
+        parts.append(gpu_words(run["gpus"]))
     if cores:
         parts.append(f"{cores} CPU core{'s' * (cores != 1)}")
     if threads:
         parts.append(f"{threads} thread{'s' * (threads != 1)} per rank")
-    if "torch_version" in md:
+    if md.get("torch_version") not in (None, "", "unknown"):
         parts.append(f"torch {md['torch_version']}")
     return ", ".join(parts)
 
@@ -330,6 +379,420 @@ def shares_cores(trace: Trace) -> bool:
         return False
     # Each rank's compute threads plus gloo's worker threads: more than the cores.
     return cores is None or cores < trace.n_ranks * (threads + 1)
+
+
+def cores_known(trace: Trace) -> bool:
+    """Whether the file says how many CPU cores the run had (a profile does not)."""
+    return bool(run_metadata(trace)["cpu_count"])
+
+
+# --- where the run came from, and what a profile cannot show ---------------------------------
+
+
+def run_metadata(trace: Trace) -> dict[str, Any]:
+    """Where the trace's run came from and how it was timed, whichever way the file says it.
+
+    The one place that reads it. Format version 2 says it in ``metadata``
+    (``source``, ``times``, ``readiness``, ``gpus``, ``backend``, ``world_size``,
+    ``run_world_size``, ``ranks_in_run``, ``nccl_version``, ``profile_files``); a
+    profile imported before version 2 in a top-level ``profile`` block (``source``,
+    ``times``, ``gpus``, the run's ``world_size``, ``ranks``, ``files``,
+    ``nccl_version``), and it wrote ``cpu_count`` and ``threads_per_rank`` as 1 for
+    want of a value, so those read as unknown. ``world_size`` here is the number of
+    rank entries in the file, ``run_world_size`` the run's.
+    """
+    md = trace.document.get("metadata", {})
+    old = trace.document.get("profile")
+    old = old if isinstance(old, dict) else {}
+    source = md.get("source", old.get("source", "recorder"))
+    profile = source == "torch.profiler"
+    placeholders = profile and "source" not in md
+    n = trace.n_ranks
+    return {
+        "source": source,
+        "times": md.get("times", old.get("times", "host")),
+        "readiness": md.get("readiness", "per-bucket, approximate" if profile else "per-parameter"),
+        "gpus": [str(g) for g in md.get("gpus", old.get("gpus")) or ()],
+        "backend": str(md.get("backend", "unknown")),
+        "world_size": n,
+        "run_world_size": int(md.get("run_world_size", old.get("world_size")) or n),
+        "ranks_in_run": [int(r) for r in md.get("ranks_in_run", old.get("ranks")) or range(n)],
+        "nccl_version": md.get("nccl_version", old.get("nccl_version")),
+        "profile_files": [str(f) for f in md.get("profile_files", old.get("files")) or ()],
+        "cpu_count": None if placeholders else md.get("cpu_count"),
+        "threads_per_rank": None if placeholders else md.get("threads_per_rank"),
+    }
+
+
+def listing(items: Sequence[object]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    words = [str(i) for i in items]
+    if len(words) <= 2:
+        return " and ".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def gpu_words(gpus: Sequence[str]) -> str:
+    """``"GPU: NVIDIA A100"``, ``"GPUs: 8 × NVIDIA A100"``, ``"GPUs: 2 × A, 1 × B"``."""
+    counts: dict[str, int] = {}
+    for g in gpus:
+        counts[g] = counts.get(g, 0) + 1
+    if len(gpus) == 1:
+        return f"GPU: {gpus[0]}"
+    return "GPUs: " + ", ".join(f"{k} × {name}" for name, k in counts.items())
+
+
+def run_description(trace: Trace) -> str:
+    """What the run was, in words: where the trace comes from, the ranks, backend, GPUs, times."""
+    run = run_metadata(trace)
+    n = trace.n_ranks
+    ranks, world = run["ranks_in_run"], run["run_world_size"]
+    if run["source"] == "torch.profiler":
+        files = run["profile_files"]
+        head = "Imported from torch.profiler"
+        if files:
+            head += f": {len(files)} file{'s' * (len(files) != 1)} ({listing(files)})"
+    else:
+        head = "Recorded by overlap-lab's recorder"
+    rank_word = "rank" if len(ranks) == 1 else "ranks"
+    if world > n:
+        who = (
+            f"{rank_word} {listing(ranks)} of a run of {world} (the other ranks are not in "
+            "the file; every all-reduce also waited for them)"
+        )
+    else:
+        who = f"{rank_word} {listing(ranks)}, the whole run" if n > 1 else "the run's one rank"
+    backend = f"{run['backend']} backend"
+    if run["nccl_version"]:
+        backend += f", NCCL {run['nccl_version']}"
+    parts = [f"{head}, {who}", backend]
+    if run["gpus"]:
+        parts.append(gpu_words(run["gpus"]))
+    if run["times"] == "device":
+        times = (
+            "Device times: when the GPU ran each kernel (the all-reduces and backward's "
+            "compute), on the profiler's timeline."
+            if run["source"] == "torch.profiler"
+            else "Device times (CUDA events)."
+        )
+    else:
+        times = (
+            "Host times: when the CPU ran each op, on the profiler's timeline (no GPU kernels)."
+            if run["source"] == "torch.profiler"
+            else "Host times: each rank's clock on the CPU."
+        )
+    return f"{'; '.join(parts)}. {times}"
+
+
+def profile_limits(trace: Trace) -> str | None:
+    """What a profile cannot show and what that does to the fit (None for a recorded trace)."""
+    run = run_metadata(trace)
+    if run["readiness"] == "per-parameter":
+        return None
+    b = trace.n_buckets
+    names = f'"{trace.parameter_names[0]}"' + (
+        f' to "{trace.parameter_names[-1]}"' if b > 1 else ""
+    )
+    when = (
+        " (a host time: when the CPU finished the op, not when the device did)"
+        if run["times"] != "device"
+        else ""
+    )
+    return (
+        "What a profile cannot show: which parameter each gradient belongs to, and when "
+        "each one was ready. A profile names no parameters, so each of the "
+        f"{b} bucket{'s' * (b != 1)} is one pseudo-parameter ({names}), ready when the last "
+        f"backward compute before its all-reduce ended: approximate{when}. Nor does it "
+        "record the machine's CPU cores, threads per rank or the bucket cap. What that does "
+        "to the fit: the per-layer backward terms are fitted per bucket, not per layer (all "
+        "the backward between two all-reduces is one term), and a what-if cap can only "
+        "group whole measured buckets, never split one."
+    )
+
+
+def layout_words(trace: Trace) -> str:
+    """The layout in words; a profile's pseudo-parameters are buckets, so by their sizes."""
+    if run_metadata(trace)["readiness"] == "per-parameter":
+        return trace.layout
+    mib = [f"{float(x) / (1024 * 1024):.3g}" for x in trace.bucket_bytes]
+    b = trace.n_buckets
+    return f"{b} bucket{'s' * (b != 1)} of {listing(mib)} MiB"
+
+
+def what_if_layout(w: WhatIf, trace: Trace) -> str:
+    """The what-if's layout in words; for a profile, which measured buckets each one holds."""
+    if run_metadata(trace)["readiness"] == "per-parameter":
+        return w.layout
+    # A profile's pseudo-parameter p is its measured bucket p.
+    mib = [
+        f"{sum(float(trace.parameter_bytes[p]) for p in b) / (1024 * 1024):.3g}"
+        for b in w.bucket_parameters
+    ]
+    groups = ", ".join("+".join(str(int(p)) for p in sorted(b)) for b in w.bucket_parameters)
+    n = w.n_buckets
+    return f"{n} bucket{'s' * (n != 1)} of {listing(mib)} MiB (measured buckets {groups})"
+
+
+# --- what a fit on one bucket layout could fit --------------------------------------------------
+
+#: Each of the fit's reported terms (``fit.TERMS``) as the page names it.
+TERM_LABELS = {
+    "backward_total_ms": "Backward, all layers",
+    "overhead_ms": "Per-transfer overhead",
+    "bandwidth_gbps": "Bandwidth",
+    "contention": "Contention, backward",
+    "rank_contention": "Contention by rank",
+    "transfer_contention": "Contention, transfers",
+    "enqueue_ms": "Enqueue",
+    "finalize_ms": "Finalize",
+    "finalize_ms_per_mib": "Finalize per MiB of the last bucket",
+    "copy_back_ms_per_mib": "Copy-back per MiB",
+}
+
+
+def fit_terms(f: Fit, per_bucket: bool = False) -> list[dict[str, Any]]:
+    """Each term of ``TERMS``: whether the fitted data pinned it down, and from what.
+
+    The same tests as the fit's own (``Fit.contention_identified``,
+    ``transfer_contention_identified``, ``separable``, ``transfer_source``,
+    ``backward_source``) and ``identify.refusal``'s size range; ``per_bucket``: the
+    trace's readiness is per bucket (a profile), so backward is fitted per bucket.
+    """
+    mib = 1024 * 1024
+    low, high = (x / mib for x in f.size_range)
+    sizes = f"{low:.3g} MiB" if low == high else f"{low:.3g} to {high:.3g} MiB"
+    alone = f.backward_source == "alone"
+    if f.transfer_source == "isolated":
+        transfer = (True, f"from all-reduces timed alone ({sizes}), and only for those sizes")
+        bandwidth = transfer
+    elif f.separable:
+        transfer = (
+            True,
+            f"from buckets of {sizes} that overlapped backward: they absorb contention, and "
+            "hold only for those sizes",
+        )
+        bandwidth = transfer
+    else:
+        transfer = (
+            False,
+            f"every bucket is {sizes}: one size cannot tell overhead from bandwidth (taken as 0)",
+        )
+        bandwidth = (True, f"only as the average speed of {sizes} buckets, overhead included")
+    contention = (
+        (True, "from layers seen both with and without a transfer in flight")
+        if f.contention_identified
+        else (False, "no layer was seen both with and without a transfer in flight")
+    )
+    transfers = (
+        (True, "from transfers that ran while a rank computed, and after")
+        if f.transfer_contention_identified
+        else (False, "too few transfers ran both while a rank computed and after it")
+    )
+    backward = (
+        True,
+        ("from backward timed alone" if alone else "from the gradient intervals free of transfers")
+        + (
+            ": one term per bucket, not per layer (a profile has no per-layer readiness)"
+            if per_bucket
+            else ""
+        ),
+    )
+    needs_alone = (False, "needs backward timed alone (overlap-lab record); taken as 0")
+    status = {
+        "backward_total_ms": backward,
+        "overhead_ms": transfer,
+        "bandwidth_gbps": bandwidth,
+        "contention": contention,
+        "rank_contention": contention,
+        "transfer_contention": transfers,
+        "enqueue_ms": (True, "the median from readiness to launch"),
+        "finalize_ms": (True, "the median from the last transfer to backward's return"),
+        "finalize_ms_per_mib": (True, "from backward timed alone") if alone else needs_alone,
+        "copy_back_ms_per_mib": (True, "from backward timed alone") if alone else needs_alone,
+    }
+    return [
+        {"term": t, "label": TERM_LABELS[t], "fitted": status[t][0], "why": status[t][1]}
+        for t in TERMS
+    ]
+
+
+# --- uploads: one trace, or one profiler file per rank -------------------------------------------
+
+MIB = 1024 * 1024
+#: The files of one upload together, as sent (gzipped or not). The page sends them in
+#: base64 (4 characters for 3 bytes) in one websocket message, and Bokeh's server takes
+#: messages of at most 20 MiB (its default ``websocket_max_message_size``): 12 MiB of
+#: files make a 16 MiB message. Measured in Chromium through ``overlap-lab serve``
+#: (the page's own limit lifted): 14.9 MiB of files (20,831,712 characters of base64)
+#: arrive; 15.0 MiB (20,971,520 characters, Bokeh's 20 MiB before its envelope) close
+#: the page's connection, so the page refuses an upload over this limit before sending.
+#: Larger profiles import with ``overlap-lab import``, whose trace is small.
+MAX_UPLOAD_BYTES = 12 * MIB
+#: The files of one upload together once unpacked (gunzipped): reading profiles takes
+#: about 2.5 s of one server core for 64 MiB (measured: a 64 MiB profile, 2.1 s as
+#: JSON and 2.6 s gzipped), so a gzip bomb, or a very large profile, stops here.
+MAX_UNPACKED_BYTES = 64 * MIB
+MAX_UPLOAD_FILES = 32  # one profiler file per rank
+NAME_CHARS = 80
+_SNIFF_CHARS = 256 * 1024  # the top of a file, where a trace or a profile says which it is
+
+
+@dataclass(frozen=True, eq=False)
+class Upload:
+    """What an upload gave: the trace to show, what it was made from, and the import's notes."""
+
+    trace: Trace
+    kind: str  # "trace" (an overlap-lab trace file) or "profile" (torch.profiler files)
+    files: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _gunzip(data: bytes, name: str, budget: int) -> bytes:
+    """The file's bytes, gunzipped (recognised by the magic bytes) to at most ``budget``."""
+    limit = f"the {MAX_UNPACKED_BYTES // MIB} MiB limit of one upload once unpacked"
+    if not data.startswith(GZIP_MAGIC):
+        if len(data) > budget:
+            raise TraceError(f"{name}: with the files before it, more than {limit}")
+        return data
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        # max_length bounds the output: a gzip bomb stops one byte past the budget.
+        out = inflate.decompress(data, budget + 1)
+    except zlib.error as exc:
+        raise TraceError(f"{name}: damaged gzip data ({exc})") from None
+    if len(out) > budget:
+        raise TraceError(f"{name}: unpacks to more than {limit} (refused before unpacking further)")
+    if not inflate.eof:
+        raise TraceError(f"{name}: the gzip data is cut short (truncated file)")
+    if inflate.unused_data.strip(b"\0"):
+        raise TraceError(f"{name}: holds more than one gzip member; give each rank its own file")
+    if out.startswith(GZIP_MAGIC):
+        raise TraceError(f"{name}: gzipped twice; unpack it once")
+    return out
+
+
+def _blank(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n\r":
+        pos += 1
+    return pos
+
+
+def upload_kind(data: bytes) -> str:
+    """``"trace"``, ``"profile"``, ``"foreign"`` (JSON, neither) or ``"unknown"`` (can't tell).
+
+    Reads the top-level keys at the start of the (unpacked) file as JSON data: an
+    overlap-lab trace says ``"format": "overlap-lab-trace"`` (its first key, as written),
+    a profile has ``traceEvents`` (after a few small keys). Nothing is evaluated.
+    """
+    text = data[:_SNIFF_CHARS].decode("utf-8", errors="replace")
+    whole = len(data) <= _SNIFF_CHARS
+    decoder = json.JSONDecoder()
+    pos = _blank(text, 0)
+    if not text.startswith("{", pos):
+        return "unknown"
+    pos = _blank(text, pos + 1)
+    while pos < len(text):
+        if text[pos] == "}":
+            return "foreign" if whole else "unknown"
+        try:
+            key, pos = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return "unknown"
+        if key == "traceEvents":
+            return "profile"
+        pos = _blank(text, pos)
+        if not isinstance(key, str) or not text.startswith(":", pos):
+            return "unknown"
+        try:
+            value, pos = decoder.raw_decode(text, _blank(text, pos + 1))
+        except (ValueError, RecursionError):
+            return "unknown"
+        if key == "format" and value == FORMAT:
+            return "trace"
+        pos = _blank(text, pos)
+        if text.startswith(",", pos):
+            pos = _blank(text, pos + 1)
+        elif not text.startswith("}", pos):
+            return "unknown"
+    return "unknown"
+
+
+def _label(names: Sequence[str]) -> str:
+    label = " + ".join(names)
+    if len(label) > NAME_CHARS and len(names) > 1:
+        label = f"{names[0][: NAME_CHARS - 20]} + {len(names) - 1} more files"
+    return label[:NAME_CHARS]
+
+
+def load_upload_files(files: Sequence[tuple[str, bytes]]) -> Upload:
+    """An upload's files (name, bytes) as a trace: one overlap-lab trace, or profiles.
+
+    Within ``MAX_UPLOAD_FILES``, ``MAX_UPLOAD_BYTES`` as sent and
+    ``MAX_UNPACKED_BYTES`` once unpacked, every file together. One trace file
+    (``.json``, or gzipped) is parsed and validated; profiler files, one per rank,
+    gzipped or not, are read as data (``profiler_read``), imported
+    (``import_profiles``) and made a trace (``to_trace_document``). Raises
+    ``TraceError`` (a ``ValueError``) with a message that names the file and what
+    is wrong: too large, damaged or cut short, not JSON, JSON that is neither a
+    trace nor a profile, a profile without ``ProfilerStep#N`` or collectives.
+    """
+    files = [(str(name)[:NAME_CHARS] or "upload.json", bytes(data)) for name, data in files]
+    if not files:
+        raise TraceError("no file was chosen")
+    if len(files) > MAX_UPLOAD_FILES:
+        raise TraceError(
+            f"{len(files)} files; an upload takes at most {MAX_UPLOAD_FILES} (one per rank)"
+        )
+    total = sum(len(data) for _, data in files)
+    if total > MAX_UPLOAD_BYTES:
+        what = files[0][0] if len(files) == 1 else f"{len(files)} files"
+        raise TraceError(
+            f"{what}: {total:,} bytes is more than the {MAX_UPLOAD_BYTES:,}-byte limit "
+            f"({MAX_UPLOAD_BYTES // MIB} MiB) of an upload here; import larger profiles with "
+            "`overlap-lab import` and upload the trace it writes"
+        )
+    budget = MAX_UNPACKED_BYTES
+    unpacked = []
+    for name, data in files:
+        if not data:
+            raise TraceError(f"{name} is empty (0 bytes)")
+        plain = _gunzip(data, name, budget)
+        budget -= len(plain)
+        unpacked.append((name, plain))
+    names = [name for name, _ in unpacked]
+    kinds = [upload_kind(plain) for _, plain in unpacked]
+    for (name, _), kind in zip(unpacked, kinds, strict=True):
+        if kind == "foreign":
+            raise TraceError(
+                f'{name}: JSON, but neither an overlap-lab trace (it has no "format": '
+                f'"{FORMAT}") nor a torch.profiler trace (no "traceEvents")'
+            )
+    if len(unpacked) == 1:
+        name, plain = unpacked[0]
+        if kinds[0] == "unknown" and b'"traceEvents"' not in plain:
+            if len(plain) > MAX_TRACE_BYTES:
+                raise TraceError(
+                    f"{name}: {len(plain):,} bytes is more than the {MAX_TRACE_BYTES:,}-byte "
+                    "limit of a trace file, and it is not a torch.profiler trace (no "
+                    '"traceEvents")'
+                )
+            kinds[0] = "trace"  # parsing it as a trace says what is wrong with it
+        if kinds[0] == "trace":
+            return Upload(parse_trace(plain, name=name), "trace", (name,))
+    elif "trace" in kinds:
+        name = names[kinds.index("trace")]
+        raise TraceError(
+            f"{name} is an overlap-lab trace: upload it alone (profiler files, one per rank, "
+            "go together)"
+        )
+    profile = import_profiles(
+        [plain for _, plain in unpacked],
+        names=names,
+        max_bytes=MAX_UNPACKED_BYTES,
+        max_uncompressed=MAX_UNPACKED_BYTES,
+    )
+    document = to_trace_document(profile)
+    return Upload(from_document(document, _label(names)), "profile", tuple(names), profile.notes)
 
 
 __all__ = [
