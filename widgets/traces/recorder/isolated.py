@@ -11,6 +11,9 @@ term down separately:
   their iterations), then all-reduces a float32 buffer of each size as DDP's
   default hook does (divide by the world size, ``all_reduce``, wait). A
   repetition's time is from the last rank's start to the last rank's end.
+  On a GPU the buffers live on the model's device and each repetition is
+  bracketed by ``torch.cuda.synchronize()``: NCCL's ``wait()`` only makes the
+  current stream wait, so without it the time would be the launch's.
   ``time_allreduces`` runs one repetition of every size; the demo calls it
   once per round of layouts, so the repetitions share the machine's drift
   with the iterations, and the warm-up rounds are dropped;
@@ -19,7 +22,7 @@ term down separately:
   backward runs with DDP's own bookkeeping and no communication at all.
 
 ``gather`` collects both on rank 0 as the trace's ``isolated`` block
-(``widgets/traces/schema_v1.json``): durations in ms, and backward-alone
+(``widgets/traces/schema_v2.json``): durations in ms, and backward-alone
 gradient times in ms from each rank's backward start.
 """
 
@@ -72,16 +75,23 @@ class IsolatedTimer:
         self.rank = dist.get_rank(self.group)
         self.sizes = list(sizes_bytes)
         self.backward = backward
-        self._buffers = [torch.zeros(s // FLOAT32_BYTES) for s in self.sizes]
+        # The training model's device: NCCL reduces CUDA tensors only.
+        self.device = backward.devices[0] if backward.devices else torch.device("cpu")
+        self._buffers = [torch.zeros(s // FLOAT32_BYTES, device=self.device) for s in self.sizes]
         self._rounds: list[list[tuple[int, int]]] = []  # per round, (start, end) ns per size
 
     def time_allreduces(self) -> None:
         """One repetition of every size, each after a barrier (a collective)."""
         times = []
+        on_gpu = self.device.type == "cuda"
         for buffer in self._buffers:
             dist.barrier(group=self.group)
+            if on_gpu:
+                torch.cuda.synchronize(self.device)
             start = time.perf_counter_ns()
             dist.all_reduce(buffer.div_(self.world_size), group=self.group, async_op=True).wait()
+            if on_gpu:
+                torch.cuda.synchronize(self.device)
             times.append((start, time.perf_counter_ns()))
         self._rounds.append(times)
 
