@@ -2,6 +2,7 @@
 
 ``shipped()`` maps each file name to its path and ``DESCRIPTIONS`` says what
 layout each one records; load one with ``widgets.traces.load_trace``.
+``profiled_example()`` gives the torch.profiler example's files.
 """
 
 from __future__ import annotations
@@ -17,6 +18,15 @@ DESCRIPTIONS: dict[str, str] = {
     "one-bucket.json": "bucket cap 48 MiB: all twelve layers in one bucket",
     "mixed-5-5-2.json": "bucket cap 20 MiB: buckets of five, five and two layers",
 }
+
+
+#: A torch.profiler example: one gzipped profile per rank and the recorder's trace of the same run.
+PROFILED = FOLDER / "profiled"
+
+
+def profiled_example() -> list[Path]:
+    """The example's profiler files, rank 0 first (see ``profiled/README.md``)."""
+    return sorted(PROFILED.glob("rank*.json.gz"))
 
 
 def shipped() -> dict[str, Path]:
