@@ -246,7 +246,8 @@ function drawChart({ state, t, width }) {
   const rect = (a, b, y0, hgt, attrs) => s("rect", { x: x(a), y: y0, width: Math.max(1, x(b) - x(a)), height: hgt, ...attrs });
   const rows = (i) => {
     const band = frame.band(i);
-    const measured = band.height * 0.56;
+    // Without a model the measurement takes the whole row.
+    const measured = state.has_model ? band.height * 0.56 : band.height;
     return { measured: [band.top, measured], model: [band.top + measured + 3, band.height - measured - 3], band };
   };
   // A measured bar: tinted where the playhead has not reached, solid where it has (both opaque).
@@ -412,7 +413,7 @@ function drawWhatIf(r, w, fit) {
     const fitted = w.terms.filter((t) => t.fitted).length;
     vouch += ` The model was fitted on this trace's one bucket layout: from it, ${fitted} of the model's ${n} terms ` +
       (fitted < n
-        ? `could be fitted and ${n - fitted} could not (the table says which, and why). The prediction uses those as they stand, so it is only as good as they are.`
+        ? `could be fitted and ${n - fitted} could not (the table says which, and why). The prediction takes the terms it could not fit as they stand, so it is only as good as they are.`
         : "could all be fitted (the table says from what).");
   }
   r.whatIfText.textContent = `At ${cap} MiB DDP makes ${w.layout}. ${beside}${vouch}`;
