@@ -29,6 +29,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from bench.profile_agreement import recorder_view_tail_ms, tolerance_ms
 from widgets.traces import from_document, load_trace, measure, validate_trace
 from widgets.traces.profiler import import_profiles
 from widgets.traces.profiler_convert import to_trace_document
@@ -36,10 +37,6 @@ from widgets.traces.recorder import profiled
 from widgets.traces.summary import summary
 
 MIB = 1024 * 1024
-
-
-def tolerance(ms: float) -> float:
-    return max(0.10 * abs(ms), 1.0)
 
 
 @pytest.fixture(scope="module")
@@ -82,19 +79,6 @@ def test_same_buckets_with_exactly_the_recorded_sizes(both) -> None:
             assert len(s.readiness_us) == len(trace.parameter_names)
 
 
-def recorder_view_tail_ms(step) -> float:
-    """The exposed tail as the recorder's hooks would time it, from the profile's events.
-
-    The recorder's ``complete`` is when a ``.then()`` callback on the bucket's
-    future runs; if the work finished while the launching call was still
-    running (it blocks for ms when the two cores are busy), the callback runs
-    when ``.then()`` is attached, i.e. when that call returns. So the recorder
-    sees each bucket end at max(gloo range end, the ``c10d::allreduce_`` op's return).
-    """
-    comm = max(max(b.end_us, b.launch_end_us) for b in step.buckets)
-    return max(0.0, comm - step.backward_end_us) / 1000.0
-
-
 def test_exposed_tail_agrees_with_the_recorder(both) -> None:
     profile, trace = both
     imported, recorded = summary(profile), summary(trace)
@@ -103,10 +87,10 @@ def test_exposed_tail_agrees_with_the_recorder(both) -> None:
             where = f"iteration {ours['iteration']} rank {a['rank']}"
             tail = b["exposed_tail_ms"]
             step = profile.step(ours["iteration"], a["rank"])
-            assert recorder_view_tail_ms(step) == pytest.approx(tail, abs=tolerance(tail)), where
+            assert recorder_view_tail_ms(step) == pytest.approx(tail, abs=tolerance_ms(tail)), where
             # The import's own tail never exceeds what the recorder's late callbacks show
             # by more than the tolerance (its ends are the work's, not a callback's).
-            assert a["exposed_tail_ms"] <= tail + tolerance(tail), where
+            assert a["exposed_tail_ms"] <= tail + tolerance_ms(tail), where
 
 
 def test_the_converted_trace_has_the_recorded_layout(both) -> None:
