@@ -383,3 +383,31 @@ def test_profiles_of_the_largest_allowed_size_arrive_in_one_message(
         page.get_by_role("status").filter(has_text="Showing your upload, rank0.json and")
     ).to_be_visible(timeout=30_000)
     expect(readout(page, "Step, measured")).to_have_text(starts("7.80 ms"))
+
+
+def test_the_keyboard_reaches_the_upload_and_opens_its_chooser(
+    page: Page, server: str, ui, tmp_path
+) -> None:
+    ui.open_widget(page, f"{server}{ROUTE}")
+    field(page, "Iteration")  # the page is drawn
+    page.get_by_label("Shipped trace", exact=True).focus()
+    page.keyboard.press("Tab")
+    assert ui.focused(page) == {
+        "tag": "input",
+        "type": "file",
+        "name": "Upload a trace or profiler files",
+        "role": None,
+    }
+    with page.expect_file_chooser() as chosen:
+        page.keyboard.press("Space")
+    assert chosen.value.is_multiple()
+    chosen.value.set_files([str(f) for f in two_gzipped_profiles(tmp_path)])
+    expect(page.get_by_role("status").filter(has_text="Showing your upload")).to_be_visible(
+        timeout=TIMEOUT
+    )
+    # Tab goes on to the button that brings the shipped trace back; Enter presses it.
+    page.keyboard.press("Tab")
+    assert ui.focused(page)["name"] == "Show the shipped trace again"
+    page.keyboard.press("Enter")
+    expect(button(page, "Show the shipped trace again")).to_be_hidden(timeout=TIMEOUT)
+    assert_readouts(page, expected(), "back on the shipped trace")

@@ -821,3 +821,31 @@ def test_a_class_round_that_keeps_the_settings_refuses_uploads_too(view) -> None
     upload(view, shipped()["one-bucket.json"].read_bytes(), "mine.json")
     view._handle_msg({"action": "shipped"})
     assert (drawn(view), view.upload) == before and view.uploaded is None
+
+
+def test_a_profile_imported_before_format_version_2_reads_the_same(view) -> None:
+    # An import made before version 2 kept the run in a top-level "profile" block and wrote
+    # 1 core and 1 thread per rank for want of a value: the page says none of those.
+    send_files(view, ("rank0.json", profile_bytes(0)), ("rank1.json.gz", profile_bytes(1, True)))
+    v2 = view.state["run"]["description"]
+    document = json.loads(json.dumps(view.uploaded.document))
+    md = document["metadata"]
+    document["version"] = 1
+    document["profile"] = {
+        "source": md.pop("source"),
+        "times": md.pop("times"),
+        "files": md.pop("profile_files"),
+        "ranks": [0, 1],
+        "world_size": 2,
+        "gpus": md.pop("gpus"),
+        "nccl_version": md.pop("nccl_version"),
+    }
+    del md["readiness"]
+    md["cpu_count"] = md["threads_per_rank"] = 1
+    upload(view, json.dumps(document), "imported-before.json")
+    s = view.state
+    assert view.uploaded.name == "imported-before.json" and s["run"]["description"] == v2
+    assert s["run"]["cannot_know"].startswith("What a profile cannot show")
+    assert (
+        s["machine"]["summary"] == "2 ranks, nccl backend, device cuda, GPU: NVIDIA A100-SXM4-80GB"
+    )

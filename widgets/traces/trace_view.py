@@ -392,26 +392,29 @@ def cores_known(trace: Trace) -> bool:
 def run_metadata(trace: Trace) -> dict[str, Any]:
     """Where the trace's run came from and how it was timed, whichever way the file says it.
 
-    The one place that reads it. Format version 2 says it in ``metadata``
+    The one place the view reads it. Format version 2 says it in ``metadata``
     (``source``, ``times``, ``readiness``, ``gpus``, ``backend``, ``world_size``,
-    ``run_world_size``, ``ranks_in_run``, ``nccl_version``, ``profile_files``); a
-    profile imported before version 2 in a top-level ``profile`` block (``source``,
-    ``times``, ``gpus``, the run's ``world_size``, ``ranks``, ``files``,
-    ``nccl_version``), and it wrote ``cpu_count`` and ``threads_per_rank`` as 1 for
-    want of a value, so those read as unknown. ``world_size`` here is the number of
-    rank entries in the file, ``run_world_size`` the run's.
+    ``run_world_size``, ``ranks_in_run``, ``nccl_version``, ``profile_files``), and
+    ``Trace`` reads source, times and readiness for both versions; a profile imported
+    before version 2 says the rest in a top-level ``profile`` block (``gpus``, the run's
+    ``world_size``, ``ranks``, ``files``, ``nccl_version``), and it wrote ``cpu_count``
+    and ``threads_per_rank`` as 1 for want of a value, so those read as unknown.
+    ``world_size`` here is the number of rank entries in the file, ``run_world_size``
+    the run's.
     """
-    md = trace.document.get("metadata", {})
+    md = trace.metadata
     old = trace.document.get("profile")
     old = old if isinstance(old, dict) else {}
-    source = md.get("source", old.get("source", "recorder"))
-    profile = source == "torch.profiler"
-    placeholders = profile and "source" not in md
+    source = trace.source
+    placeholders = source == "torch.profiler" and "source" not in md
     n = trace.n_ranks
     return {
         "source": source,
-        "times": md.get("times", old.get("times", "host")),
-        "readiness": md.get("readiness", "per-bucket, approximate" if profile else "per-parameter"),
+        "times": "device" if trace.device_times else "host",
+        "readiness": md.get(
+            "readiness",
+            "per-bucket, approximate" if trace.approximate_readiness else "per-parameter",
+        ),
         "gpus": [str(g) for g in md.get("gpus", old.get("gpus")) or ()],
         "backend": str(md.get("backend", "unknown")),
         "world_size": n,
