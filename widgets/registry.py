@@ -124,8 +124,9 @@ WIDGETS: dict[str, WidgetSpec] = {
         WidgetSpec(
             "trace",
             "Real trace",
-            "A recorded DDP run on every rank, the model fitted on other runs drawn over it, "
-            "which rank defined readiness, and a what-if bucket size.",
+            "A recorded DDP run on every rank (or your own torch.profiler files), the model "
+            "fitted on other runs drawn over it, which rank defined readiness, and a what-if "
+            "bucket size.",
             TraceViewConfig,
             "trace_viewer.component:TraceView",
         ),

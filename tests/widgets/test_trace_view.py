@@ -849,3 +849,55 @@ def test_a_profile_imported_before_format_version_2_reads_the_same(view) -> None
     assert (
         s["machine"]["summary"] == "2 ranks, nccl backend, device cuda, GPU: NVIDIA A100-SXM4-80GB"
     )
+
+
+class FakeServerDocument:
+    """A served page's document: next-tick callbacks are kept until the test runs them."""
+
+    session_context = object()
+
+    def __init__(self) -> None:
+        self.callbacks: list = []
+
+    def add_next_tick_callback(self, callback) -> None:
+        self.callbacks.append(callback)
+
+
+def test_on_a_server_the_files_are_read_off_the_event_loop(view, monkeypatch) -> None:
+    import threading
+
+    from widgets.trace_viewer import component
+
+    doc = FakeServerDocument()
+    monkeypatch.setattr(TraceView, "_server_document", staticmethod(lambda: doc))
+    readers: list[str] = []
+    real = component.load_upload_files
+
+    def watched(files):
+        readers.append(threading.current_thread().name)
+        return real(files)
+
+    monkeypatch.setattr(component, "load_upload_files", watched)
+    before = view.state["title"]
+    send_files(view, ("rank0.json", profile_bytes(0)), ("rank1.json", profile_bytes(1)))
+    # Until the page's loop runs the callback, the page says it is reading and shows the old trace.
+    assert view.upload["status"] == "Reading 2 files…" and view.upload["error"] == ""
+    assert view.uploaded is None and view.state["title"] == before
+    component._READER.submit(lambda: None).result(timeout=30)  # the reader has finished
+    assert readers and readers[0].startswith("trace-upload")
+    assert len(doc.callbacks) == 1
+    doc.callbacks.pop()()
+    assert view.upload["status"].startswith("Showing your upload, rank0.json and rank1.json")
+    assert view.uploaded is not None
+
+
+def test_a_bad_file_read_off_the_loop_is_refused_on_the_page(view, monkeypatch) -> None:
+    from widgets.trace_viewer import component
+
+    doc = FakeServerDocument()
+    monkeypatch.setattr(TraceView, "_server_document", staticmethod(lambda: doc))
+    send_files(view, ("rank0.json.gz", b"\x1f\x8b not really gzip"))
+    component._READER.submit(lambda: None).result(timeout=30)
+    doc.callbacks.pop()()
+    assert view.upload["error"].startswith("Not loaded: rank0.json.gz")
+    assert view.uploaded is None

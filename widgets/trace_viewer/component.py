@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import panel as pn
 import param
 
 from ..common.component import WidgetComponent
@@ -50,6 +53,7 @@ from ..traces.trace_view import (
     NAME_CHARS,
     TraceViewConfig,
     TraceViewResult,
+    Upload,
     cores_known,
     fit_terms,
     layout_words,
@@ -65,6 +69,11 @@ from ..traces.trace_view import (
 )
 
 HERE = Path(__file__).resolve().parent
+LOG = logging.getLogger(__name__)
+
+#: Uploads are read and imported off the server's event loop, one at a time per process: a
+#: profile at the unpacked limit takes seconds, and the other sessions must be served meanwhile.
+_READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-upload")
 
 #: Wall-clock seconds one run of the playhead takes.
 PLAY_SECONDS = 10.0
@@ -173,8 +182,13 @@ class TraceView(WidgetComponent):
             return  # a class round keeps the settings, the shown trace included
         if "upload_files" in msg:
             files = self._decoded_files(msg.get("upload_files"))
-            if files is not None:
-                self.load_files(files)
+            if files is None:
+                return
+            doc = self._server_document()
+            if doc is None:
+                self.load_files(files)  # no server loop to keep free (a notebook, a test)
+            else:
+                self._read_in_background(files, doc)
             return
         if "upload" in msg:
             name, text = msg.get("upload"), msg.get("text")
@@ -238,6 +252,41 @@ class TraceView(WidgetComponent):
         raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else data
         return self.load_files([((filename or "upload.json")[:NAME_CHARS], raw)])
 
+    @staticmethod
+    def _server_document() -> Any:
+        """The served page's document, or None outside a server session."""
+        doc = pn.state.curdoc
+        return doc if doc is not None and doc.session_context is not None else None
+
+    def _read_in_background(self, files: list[tuple[str, bytes]], doc: Any) -> None:
+        """Read the files on the reader thread, then show them on the page's own loop."""
+        what = files[0][0] if len(files) == 1 else f"{len(files)} files"
+        self.upload = self._upload_state(status=f"Reading {what}…")
+
+        def read() -> Upload | Exception:
+            try:
+                return load_upload_files(files)
+            except (TraceError, ValueError) as exc:
+                return exc
+            except Exception as exc:  # a bug must not kill the page: say so in one log line
+                LOG.error("reading an upload failed: %s: %s", type(exc).__name__, exc)
+                return ValueError(f"{what} could not be read")
+
+        def done(future: Future) -> None:
+            # Bokeh's one document method that is safe to call from another thread.
+            try:
+                doc.add_next_tick_callback(lambda: self._show_read(future.result()))
+            except Exception:  # the page was closed meanwhile: nothing to show it on
+                LOG.info("an upload finished after its page closed")
+
+        _READER.submit(read).add_done_callback(done)
+
+    def _show_read(self, outcome: Upload | Exception) -> None:
+        if isinstance(outcome, Exception):
+            self._refuse(str(outcome))
+        else:
+            self._show_upload(outcome)
+
     def load_files(self, files: list[tuple[str, bytes]]) -> bool:
         """Load an upload's files (one trace, or profiles) and show them; else say why.
 
@@ -245,6 +294,13 @@ class TraceView(WidgetComponent):
         """
         try:
             upload = load_upload_files(files)
+        except (TraceError, ValueError) as exc:
+            self._refuse(str(exc))
+            return False
+        return self._show_upload(upload)
+
+    def _show_upload(self, upload: Upload) -> bool:
+        try:
             self.settings.result(uploaded=upload.trace)  # it must also be drawn
         except (TraceError, ValueError) as exc:
             self._refuse(str(exc))

@@ -606,7 +606,11 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
         unidentified.append(
             "overhead and bandwidth: the traces hold no all-reduces timed alone, so they come "
             "from buckets that overlapped backward and absorb contention; trusted only within "
-            f"the {size_range[0] / MIB:.3g}-{size_range[1] / MIB:.3g} MiB of the fitted buckets"
+            + (
+                f"the {size_range[0] / MIB:.3g}-{size_range[1] / MIB:.3g} MiB of the fitted buckets"
+                if size_range[0] != size_range[1]
+                else f"the fitted buckets' size ({size_range[0] / MIB:.3g} MiB)"
+            )
         )
     if with_contention and not t_identified:
         unidentified.append(
