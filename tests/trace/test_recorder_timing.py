@@ -24,6 +24,7 @@ from torch import nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
 from widgets.traces import validate_trace  # noqa: E402
+from widgets.traces.recorder.demo import recorded_step  # noqa: E402
 from widgets.traces.recorder.recorder import TraceRecorder, build_trace  # noqa: E402
 from widgets.traces.recorder.timing import (  # noqa: E402
     CudaEventTimer,
@@ -282,13 +283,7 @@ def test_on_the_cpu_the_default_is_the_host_clock_and_metadata_says_so() -> None
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
     x = torch.randn(4, 8)
     for _ in range(2):
-        with recorder.iteration():
-            loss = ddp(x).pow(2).mean()
-            with recorder.backward():
-                loss.backward()
-            with recorder.optimizer():
-                optimizer.step()
-            optimizer.zero_grad()
+        recorded_step(ddp, recorder, optimizer, x)
     trace = recorder.gather(warmup=1)
     assert trace is not None
     validate_trace(trace)
@@ -329,13 +324,7 @@ def test_a_real_run_with_an_injected_event_timer_writes_a_device_trace() -> None
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
     x = torch.randn(4, 64)
     for _ in range(3):
-        with recorder.iteration():
-            loss = ddp(x).pow(2).mean()
-            with recorder.backward():
-                loss.backward()
-            with recorder.optimizer():
-                optimizer.step()
-            optimizer.zero_grad()
+        recorded_step(ddp, recorder, optimizer, x)
     trace = recorder.gather(warmup=2)
     assert trace is not None
     validate_trace(trace)
@@ -362,13 +351,7 @@ def test_a_real_run_on_one_gpu_records_device_times() -> None:
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
     x = torch.randn(32, 256, device="cuda")
     for _ in range(4):
-        with recorder.iteration():
-            loss = ddp(x).pow(2).mean()
-            with recorder.backward():
-                loss.backward()
-            with recorder.optimizer():
-                optimizer.step()
-            optimizer.zero_grad()
+        recorded_step(ddp, recorder, optimizer, x)
     trace = recorder.gather(warmup=2)
     assert trace is not None
     validate_trace(trace)
