@@ -95,7 +95,9 @@ def check_consistent(config: BucketConfig, s: Schedule, sweep: SweepResult) -> N
     if r.kind == K.NO_OVERLAP:
         assert tail >= L - tol - 1e-9  # the whole link work is exposed
     if r.kind == K.LATENCY_BOUND:
-        assert O >= W and larger_faster  # "try larger buckets" is true
+        # Overhead at least half the link work is O >= W; 1e-9 ms allows the rounding of
+        # O >= 0.5 (W + O) at a tie (O = 14.25, W = 14.250000000000002 was one).
+        assert O >= W - 1e-9 and larger_faster  # "try larger buckets" is true
     if r.kind == K.LINK_SATURATED:
         assert tail - delay - last_transfer > tol - 1e-9  # "tail = last transfer" would be false
     if r.kind == K.OVERLAP_LIMITED:

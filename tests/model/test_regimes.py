@@ -259,3 +259,24 @@ def test_a_link_wait_at_the_tolerance_is_judged_alike_by_model_and_check() -> No
     s = c.schedule()
     assert s.regime.last_link_wait_ms == pytest.approx(0.005, abs=1e-12)
     check_consistent(c, s, sweep_layers_per_bucket(c))
+
+
+def test_a_latency_bound_tie_in_floating_point_is_consistent() -> None:
+    # Found by the search above: overhead 6 x 2.375 = 14.25 ms against traffic
+    # 2 x 6 x 0.99999 / 2 / 0.42104842105263157 = 14.250000000000002 ms: equal on paper.
+    c = BucketConfig(
+        backward_ms=2.5,
+        bandwidth=0.42104842105263157,
+        grad_mb=0.99999,
+        latency_ms=1.1875,
+        layers_per_bucket=1,
+        n_layers=6,
+        ranks=2,
+        enqueue_ms=0.0,
+        forward_ms=0.0,
+        optimizer_ms=0.0,
+        straggler_pct=0.0,
+    )
+    s = c.schedule()
+    assert s.regime.kind == K.LATENCY_BOUND
+    check_consistent(c, s, sweep_layers_per_bucket(c))
