@@ -29,7 +29,8 @@ VIEWS = (
         "widgets.model.buckets, widgets.model.fluid_queue, widgets.model.timeline, "
         "widgets.model.settings, widgets.model.ranks, widgets.model.ranks_view",
         # The trace package: format, import, fit and the trace view's numbers (torch: never).
-        "widgets.traces, widgets.traces.trace_view, widgets.traces.profiler, "
+        "widgets.traces, widgets.traces.trace_view, widgets.traces.trace_words, "
+        "widgets.traces.upload, widgets.traces.profiler, "
         "widgets.traces.profiler_convert, widgets.traces.summary, widgets.traces.shipped, "
         "widgets.traces.commands",
         # Lessons are parsed and checked without a view (the registry imports none).

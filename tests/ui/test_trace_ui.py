@@ -22,7 +22,7 @@ from widgets.common.formatting import MILLISECONDS
 from widgets.trace_viewer.component import TraceView
 from widgets.traces import MAX_TRACE_BYTES, parse_trace
 from widgets.traces.shipped import shipped
-from widgets.traces.trace_view import MAX_UPLOAD_BYTES, load_upload_files
+from widgets.traces.upload import MAX_UPLOAD_BYTES, load_upload_files
 
 PROFILES = Path(__file__).resolve().parents[1] / "trace" / "profiles"
 

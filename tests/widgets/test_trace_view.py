@@ -36,7 +36,8 @@ from widgets.registry import WIDGETS
 from widgets.trace_viewer.component import MAX_UPLOAD_MESSAGE_BYTES, STEP_ORDER, TraceView
 from widgets.traces import MAX_TRACE_BYTES, TERMS
 from widgets.traces.shipped import shipped
-from widgets.traces.trace_view import MAX_UNPACKED_BYTES, MAX_UPLOAD_BYTES, shipped_traces
+from widgets.traces.trace_view import shipped_traces
+from widgets.traces.upload import MAX_UNPACKED_BYTES, MAX_UPLOAD_BYTES
 
 
 def _synthetic():

@@ -46,26 +46,26 @@ from ..traces import (
 )
 from ..traces import measure as measure_trace
 from ..traces.shipped import DESCRIPTIONS
-from ..traces.trace_view import (
-    MAX_UNPACKED_BYTES,
-    MAX_UPLOAD_BYTES,
-    MAX_UPLOAD_FILES,
-    NAME_CHARS,
-    TraceViewConfig,
-    TraceViewResult,
-    Upload,
+from ..traces.trace_view import TraceViewConfig, TraceViewResult, shipped_traces
+from ..traces.trace_words import (
     cores_known,
     fit_terms,
     layout_words,
     listing,
-    load_upload_files,
     machine_summary,
     profile_limits,
     run_description,
     run_metadata,
     shares_cores,
-    shipped_traces,
     what_if_layout,
+)
+from ..traces.upload import (
+    MAX_UNPACKED_BYTES,
+    MAX_UPLOAD_BYTES,
+    MAX_UPLOAD_FILES,
+    NAME_CHARS,
+    Upload,
+    load_upload_files,
 )
 
 HERE = Path(__file__).resolve().parent
