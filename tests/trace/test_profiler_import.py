@@ -181,6 +181,7 @@ def test_converted_trace_is_valid_v2_with_hand_worked_fields(profile) -> None:
     # Kernel starts 3300, 5600, 6600 us from origin 100: the third waits for the second.
     assert [b["start"] for b in r0["buckets"]] == [3.2, 5.5, 6.5]
     trace = from_document(doc)
+    assert trace.start is not None and trace.start[0, 0].tolist() == [3.2, 5.5, 6.5]
     assert trace.source == "torch.profiler" and trace.device_times
     assert trace.approximate_readiness
     measured = measure(trace)

@@ -135,11 +135,14 @@ def test_a_hand_made_upload_is_drawn_as_worked_out_above(view) -> None:
     # Parameters in trace order (a, b): a is bucket 1, b bucket 0.
     assert r0["layers"] == {"start": [1.0, -1.0], "end": [3.0, 1.0], "bucket": [1, 0]}
     assert r1["layers"] == {"start": [2.0, 0.0], "end": [5.0, 2.0], "bucket": [1, 0]}
+    # No bucket starts in the file: each bar starts at its issue.
     assert r0["comm"] == {
-        "start": [1.5, 3.5], "end": [5.0, 7.0], "ready": [1.0, 3.0], "defines": [False, False]
+        "start": [1.5, 3.5], "issue": [1.5, 3.5], "end": [5.0, 7.0], "ready": [1.0, 3.0],
+        "defines": [False, False],
     }  # fmt: skip
     assert r1["comm"] == {
-        "start": [2.5, 5.5], "end": [5.0, 7.0], "ready": [2.0, 5.0], "defines": [True, True]
+        "start": [2.5, 5.5], "issue": [2.5, 5.5], "end": [5.0, 7.0], "ready": [2.0, 5.0],
+        "defines": [True, True],
     }  # fmt: skip
     assert r0["optimizer"] == r1["optimizer"] == [8.0, 10.0]
     assert r0["backward_return"] == r1["backward_return"] == 7.5
@@ -550,9 +553,14 @@ def test_two_profile_files_gzipped_or_not_are_drawn_as_worked_out(view, packed0,
     assert s["uploaded"] is True and s["title"] == "Median of 3 iterations"
     r0, r1 = s["ranks"]
     assert (r0["run_rank"], r1["run_rank"]) == (0, 1)
-    assert r1["comm"]["start"] == [1.3, 3.6, 4.05]
+    # Bars run from each kernel's start (B+3300, 5600, 6600 us; t0 is rank 1's backward
+    # start, B+2000 on rank 1, 50 us after rank 0's); the issue-last mark sits at the
+    # nccl:all_reduce launch (B+3300, 5600, 6050).
+    assert r1["comm"]["start"] == pytest.approx([1.3, 3.6, 4.6])
+    assert r1["comm"]["issue"] == pytest.approx([1.3, 3.6, 4.05])
     assert r1["comm"]["end"] == pytest.approx([2.8, 4.6, 5.6])
-    assert r0["comm"]["start"] == pytest.approx([1.25, 3.55, 4.0])
+    assert r0["comm"]["start"] == pytest.approx([1.25, 3.55, 4.55])
+    assert r0["comm"]["issue"] == pytest.approx([1.25, 3.55, 4.0])
     assert r0["comm"]["end"] == pytest.approx([2.75, 4.55, 5.55])
     assert r1["comm"]["ready"] == pytest.approx([1.2, 3.5, 4.4])
     assert r0["comm"]["ready"] == pytest.approx([1.15, 3.45, 3.95])

@@ -403,7 +403,8 @@ class TraceView(WidgetComponent):
                 "bucket": [int(b) for b in r.trace.parameter_bucket],
             },
             "comm": {
-                "start": _numbers(r.bucket_issue[rank]),
+                "start": _numbers(r.bucket_start[rank]),
+                "issue": _numbers(r.bucket_issue[rank]),
                 "end": _numbers(r.bucket_complete[rank]),
                 "ready": _numbers(r.bucket_ready[rank]),
                 "defines": [bool(r.defining_rank[b] == rank) for b in range(r.n_buckets)],
@@ -565,8 +566,9 @@ def _table(r: TraceViewResult, lanes: list[dict]) -> dict:
             ])  # fmt: skip
     return {
         "caption": "Every bar of the chart, measured and modelled, ms from the last rank's "
-        "backward start. An all-reduce runs from its issue (the model: its launch) to its "
-        "completion on that rank; a layer's backward ends when its gradient is ready.",
+        "backward start. An all-reduce runs from when it began running (a profile's kernel "
+        "start; where the trace has none, its issue; the model: its launch) to its completion "
+        "on that rank; a layer's backward ends when its gradient is ready.",
         "columns": [
             {"key": "bar", "label": "Bar"},
             {"key": "rank", "label": "Rank"},

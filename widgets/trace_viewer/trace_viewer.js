@@ -274,10 +274,10 @@ function drawChart({ state, t, width }) {
     for (const b of revealPoints(lane.comm.ready, t)) {
       plot.append(marker("inverted-triangle", x(lane.comm.ready[b]), comm.band.top - 1, 10, COLORS.ink));
     }
-    for (const b of revealPoints(lane.comm.start, t)) {
+    for (const b of revealPoints(lane.comm.issue, t)) {
       if (!lane.comm.defines[b]) continue;
       const [y0, hgt] = comm.measured;
-      plot.append(marker("circle", x(lane.comm.start[b]), y0 + hgt / 2, 16, "none", COLORS.ink, 2));
+      plot.append(marker("circle", x(lane.comm.issue[b]), y0 + hgt / 2, 16, "none", COLORS.ink, 2));
     }
     if (lane.backward_return <= t) {
       const [y0, hgt] = compute.measured;

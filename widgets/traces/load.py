@@ -44,6 +44,9 @@ class Trace:
     issue: np.ndarray  # (I, R, B)
     enqueued: np.ndarray  # (I, R, B)
     complete: np.ndarray  # (I, R, B)
+    # When each collective began running (version 2's bucket ``start``: a profile's kernel
+    # start), where every bucket of the trace has one; None otherwise.
+    start: np.ndarray | None = None  # (I, R, B)
     # The optional isolated block (None when the trace has none): all-reduces alone...
     isolated_bytes: np.ndarray | None = None  # (S,) sizes, ascending
     isolated_ms: tuple[np.ndarray, ...] | None = None  # per size, each repetition's ms
@@ -256,6 +259,9 @@ def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
         issue=per_bucket("issue"),
         enqueued=per_bucket("enqueued"),
         complete=per_bucket("complete"),
+        start=per_bucket("start")
+        if all("start" in b for it in its for rank in it["ranks"] for b in rank["buckets"])
+        else None,
         **isolated,
     )
 

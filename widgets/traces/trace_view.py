@@ -7,7 +7,8 @@ and the traces to fit on into a ``TraceViewResult``:
 - **measured lanes** per rank on one time axis, ms from ``t0`` (the start of
   backward on the rank that started it last, as in ``trace.measure``): each
   parameter's backward interval (from the previous gradient on that rank, or
-  backward start, to its gradient), each bucket from issue to completion on
+  backward start, to its gradient), each bucket from when it ran (a profile's
+  kernel start; its issue where the trace has no start) to its completion on
   that rank, and the optimizer. Iteration 0 of the setting means the
   *median iteration*: every event's median over the iterations (each taken
   from its own ``t0``); 1..N is one recorded iteration;
@@ -142,6 +143,7 @@ class TraceViewResult:
     layer_end: np.ndarray  # (R, P) ...ends when its gradient is ready
     bucket_ready: np.ndarray  # (R, B) last gradient of the bucket ready on that rank
     bucket_issue: np.ndarray  # (R, B)
+    bucket_start: np.ndarray  # (R, B) when it began running; its issue where not measured
     bucket_complete: np.ndarray  # (R, B)
     backward_return: np.ndarray  # (R,)
     optimizer_start: np.ndarray  # (R,)
@@ -295,6 +297,7 @@ def trace_view(
         layer_end=grad,
         bucket_ready=ready,
         bucket_issue=issue,
+        bucket_start=issue if trace.start is None else shown(trace.start),
         bucket_complete=shown(trace.complete),
         backward_return=shown(trace.backward_return),
         optimizer_start=shown(trace.optimizer_start),
