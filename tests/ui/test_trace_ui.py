@@ -398,10 +398,27 @@ def test_the_keyboard_reaches_the_upload_and_opens_its_chooser(
         "name": "Upload a trace or profiler files",
         "role": None,
     }
-    with page.expect_file_chooser() as chosen:
-        page.keyboard.press("Space")
-    assert chosen.value.is_multiple()
-    chosen.value.set_files([str(f) for f in two_gzipped_profiles(tmp_path)])
+    # Space on the focused input is the click that opens the browser's file chooser. The
+    # chooser itself does not open reliably in headless Chromium (it timed out in about one
+    # run of three here), so the test stops the click there and checks the key made it.
+    page.evaluate(
+        """() => {
+          let input = document.activeElement;  // through the widget's shadow roots
+          while (input.shadowRoot && input.shadowRoot.activeElement) {
+            input = input.shadowRoot.activeElement;
+          }
+          window.focusedInput = input;
+          window.chooserOpened = 0;
+          input.addEventListener("click", (e) => {
+            window.chooserOpened += 1;
+            e.preventDefault();
+          });
+        }"""
+    )
+    page.keyboard.press("Space")
+    page.wait_for_function("window.chooserOpened === 1", timeout=TIMEOUT)
+    assert page.evaluate("window.focusedInput.multiple") is True
+    file_input(page).set_input_files([str(f) for f in two_gzipped_profiles(tmp_path)])
     expect(page.get_by_role("status").filter(has_text="Showing your upload")).to_be_visible(
         timeout=TIMEOUT
     )
