@@ -44,7 +44,7 @@ def _refuse_constant(constant: str) -> None:
     raise ValueError(f"{constant} is not a number JSON allows")
 
 
-def _pieces(stream: BinaryIO, name: str, max_bytes: int) -> Iterator[bytes]:
+def unpacked_pieces(stream: BinaryIO, name: str, max_bytes: int) -> Iterator[bytes]:
     """The file's bytes in chunks, gunzipped (in bounded pieces) when it starts with the magic."""
     first = stream.read(max(CHUNK_BYTES, len(GZIP_MAGIC)))
     inflate = zlib.decompressobj(wbits=31) if first.startswith(GZIP_MAGIC) else None
@@ -76,7 +76,7 @@ def _chunks(stream: BinaryIO, name: str, max_bytes: int, max_uncompressed: int) 
     """Text chunks of the (unpacked) file, refused once past ``max_uncompressed`` bytes."""
     text = codecs.getincrementaldecoder("utf-8")()
     produced = 0
-    for data in _pieces(stream, name, max_bytes):
+    for data in unpacked_pieces(stream, name, max_bytes):
         produced += len(data)
         if produced > max_uncompressed:
             raise ProfileError(

@@ -6,15 +6,15 @@ the limit), recognised by their top-level keys, and parsed, never executed.
 
 from __future__ import annotations
 
+import io
 import json
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import FORMAT, MAX_TRACE_BYTES, Trace, TraceError, from_document, parse_trace
 from .profiler import import_profiles
 from .profiler_convert import to_trace_document
-from .profiler_read import GZIP_MAGIC
+from .profiler_read import GZIP_MAGIC, unpacked_pieces
 
 MIB = 1024 * 1024
 #: The files of one upload together, as sent (gzipped or not). The page sends them in
@@ -32,7 +32,7 @@ MAX_UPLOAD_BYTES = 12 * MIB
 MAX_UNPACKED_BYTES = 64 * MIB
 MAX_UPLOAD_FILES = 32  # one profiler file per rank
 NAME_CHARS = 80
-_SNIFF_CHARS = 256 * 1024  # the top of a file, where a trace or a profile says which it is
+SNIFF_BYTES = 256 * 1024  # the top of a file, where a trace or a profile says which it is
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,27 +46,26 @@ class Upload:
 
 
 def _gunzip(data: bytes, name: str, budget: int) -> bytes:
-    """The file's bytes, gunzipped (recognised by the magic bytes) to at most ``budget``."""
+    """The file's bytes, gunzipped (recognised by the magic bytes) to at most ``budget``.
+
+    Damaged, cut-short and several-member gzip are refused as a profile file's are
+    (``profiler_read.unpacked_pieces``, in bounded pieces: a bomb stops near the budget).
+    """
     limit = f"the {MAX_UNPACKED_BYTES // MIB} MiB limit of one upload once unpacked"
     if not data.startswith(GZIP_MAGIC):
         if len(data) > budget:
             raise TraceError(f"{name}: with the files before it, more than {limit}")
         return data
-    inflate = zlib.decompressobj(wbits=31)
-    try:
-        # max_length bounds the output: a gzip bomb stops one byte past the budget.
-        out = inflate.decompress(data, budget + 1)
-    except zlib.error as exc:
-        raise TraceError(f"{name}: damaged gzip data ({exc})") from None
-    if len(out) > budget:
-        raise TraceError(f"{name}: unpacks to more than {limit} (refused before unpacking further)")
-    if not inflate.eof:
-        raise TraceError(f"{name}: the gzip data is cut short (truncated file)")
-    if inflate.unused_data.strip(b"\0"):
-        raise TraceError(f"{name}: holds more than one gzip member; give each rank its own file")
+    out = bytearray()
+    for piece in unpacked_pieces(io.BytesIO(data), name, len(data)):
+        out += piece
+        if len(out) > budget:
+            raise TraceError(
+                f"{name}: unpacks to more than {limit} (refused before unpacking further)"
+            )
     if out.startswith(GZIP_MAGIC):
         raise TraceError(f"{name}: gzipped twice; unpack it once")
-    return out
+    return bytes(out)
 
 
 def _blank(text: str, pos: int) -> int:
@@ -75,15 +74,15 @@ def _blank(text: str, pos: int) -> int:
     return pos
 
 
-def upload_kind(data: bytes) -> str:
+def file_kind(data: bytes) -> str:
     """``"trace"``, ``"profile"``, ``"foreign"`` (JSON, neither) or ``"unknown"`` (can't tell).
 
     Reads the top-level keys at the start of the (unpacked) file as JSON data: an
     overlap-lab trace says ``"format": "overlap-lab-trace"`` (its first key, as written),
     a profile has ``traceEvents`` (after a few small keys). Nothing is evaluated.
     """
-    text = data[:_SNIFF_CHARS].decode("utf-8", errors="replace")
-    whole = len(data) <= _SNIFF_CHARS
+    text = data[:SNIFF_BYTES].decode("utf-8", errors="replace")
+    whole = len(data) <= SNIFF_BYTES
     decoder = json.JSONDecoder()
     pos = _blank(text, 0)
     if not text.startswith("{", pos):
@@ -158,7 +157,7 @@ def load_upload_files(files: Sequence[tuple[str, bytes]]) -> Upload:
         budget -= len(plain)
         unpacked.append((name, plain))
     names = [name for name, _ in unpacked]
-    kinds = [upload_kind(plain) for _, plain in unpacked]
+    kinds = [file_kind(plain) for _, plain in unpacked]
     for (name, _), kind in zip(unpacked, kinds, strict=True):
         if kind == "foreign":
             raise TraceError(

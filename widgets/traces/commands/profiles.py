@@ -22,6 +22,7 @@ from widgets.traces import TraceError, load_trace, write_trace
 from widgets.traces.profiler import ProfileError, import_profiles
 from widgets.traces.profiler_convert import to_trace_document
 from widgets.traces.summary import summary, summary_text
+from widgets.traces.upload import SNIFF_BYTES, file_kind
 
 COMMANDS = ("import", "summary")
 
@@ -89,13 +90,13 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _is_trace(path: Path) -> bool:
-    """Whether ``path`` holds an overlap-lab trace (not a profiler file), by its first bytes."""
+    """Whether ``path`` holds an overlap-lab trace (not a profiler file), by its top-level keys."""
     try:
         with path.open("rb") as f:
-            head = f.read(4096)
+            head = f.read(SNIFF_BYTES)
     except OSError as exc:
         raise ProfileError(f"{path.name}: cannot read ({exc.strerror})") from None
-    return b'"overlap-lab-trace"' in head or b"'overlap-lab-trace'" in head
+    return file_kind(head) == "trace"
 
 
 def _summary(args: argparse.Namespace) -> int:
