@@ -40,6 +40,9 @@ class Truth:
     finalize_ms: float = 0.5
     optimizer_ms: float = 8.0
     world_size: int = 2
+    #: All-reduces in flight at once (gloo's worker threads: 2); each one's overhead is
+    #: then latency that hides behind the previous bucket's bytes.
+    concurrent: int = 1
 
     def transfer_ms(self, nbytes: np.ndarray) -> np.ndarray:
         return self.overhead_ms + nbytes / (self.bandwidth_gbps * 1e6)
@@ -94,6 +97,8 @@ def synthetic_document(
                 else rng.permutation(np.asarray(truth.rank_contention, float))
             ),
             transfer_contention=truth.transfer_contention,
+            concurrent=truth.concurrent,
+            latency_ms=truth.overhead_ms,
         )
         ranks = []
         for r in range(truth.world_size):

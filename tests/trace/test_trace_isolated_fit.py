@@ -20,6 +20,7 @@ from widgets.traces import (
     compare,
     fit,
     from_document,
+    predict_layout,
     refusal,
     validate_trace,
 )
@@ -65,17 +66,35 @@ def test_overhead_and_bandwidth_come_from_the_all_reduces_alone() -> None:
 
 def test_backward_comes_from_backward_alone_and_contention_from_the_overlap() -> None:
     f = fit([_half_busy()])
-    # w = 0.5 and 0.5 from backward alone. b's interval lasts 0.625 ms, half of it under a
-    # transfer (phi = 0.5): k = (1 - 0.5 / 0.625) / 0.5 = 0.4, c = k / (1 - k) = 2/3, from
-    # five busy intervals (the least that identifies it). No free interval was needed.
+    # w = 0.5 and 0.5 from backward alone; five busy intervals (the least that
+    # identifies it) identify contention. No free interval was needed.
     assert f.backward_ms == pytest.approx((0.5, 0.5), rel=1e-9)
-    assert f.contention_identified
-    assert f.contention == pytest.approx(2 / 3, rel=1e-9)
-    # a's 1 MB transfer ran 0.3125 ms while b computed, faster than its 0.5 ms alone: any
-    # c_t > 0 only makes the predicted duration longer, so c_t = 0; it was identified
-    # (five transfers ran under backward).
-    assert f.transfer_contention == 0.0 and f.transfer_contention_identified
+    assert f.contention_identified and f.transfer_contention_identified
+    # One factor c for backward and transfers alike, matched to when backward ended
+    # (1.125). a's transfer (0.5 ms of work, no overhead) and b (0.5 ms) both start at 0.5
+    # and slow each other alike, so both end at 0.5 + 0.5 (1 + c): 1.125 gives c = 0.25.
+    assert f.rank_contention == pytest.approx((0.25,), rel=1e-9)
+    assert f.transfer_contention == pytest.approx(0.25, rel=1e-9)
+    # The pooled factor read off b's intervals (k = (1 - 0.5 / 0.625) / 0.5 = 0.4, c = 2/3)
+    # is scaled alike: the one rank's 2/3 became 0.25.
+    assert f.contention == pytest.approx(0.25, rel=1e-9)
+    # A gloo run: two all-reduces in flight at once.
+    assert f.concurrent_collectives == 2
     assert f.unidentified == ()
+
+
+def test_the_matched_factor_reproduces_the_fitted_backward_end() -> None:
+    f = fit([_half_busy()])
+    p = predict_layout(f, _half_busy().bucket_parameters)
+    assert p.compute_end_ms == pytest.approx(1.125, abs=1e-9)
+    # ...and both transfers: a's ends with b at 1.125, b's 0.5 ms then run alone: 1.625.
+    assert p.schedule.bucket_end.tolist() == pytest.approx([1.125, 1.625], abs=1e-9)
+
+
+def test_nccl_runs_one_collective_at_a_time() -> None:
+    doc = _with_isolated(_document(["a", "b"], _AB, [[_HALF]] * 5), _ALLREDUCE, _ALONE)
+    doc["metadata"]["backend"] = "nccl"
+    assert fit([from_document(doc, "nccl")]).concurrent_collectives == 1
 
 
 def test_four_busy_intervals_do_not_identify_contention() -> None:
@@ -111,8 +130,9 @@ def test_sizes_outside_those_timed_alone_are_refused() -> None:
 
 @pytest.fixture(scope="module")
 def truth() -> Truth:
-    # Transfers slowed 1.5x under backward, backward 1.5x under transfers.
-    return Truth(contention=0.5, transfer_contention=0.5)
+    # Transfers slowed 1.5x under backward, backward 1.5x under transfers (one factor both
+    # ways, as the fit assumes), two all-reduces in flight at once (gloo's).
+    return Truth(contention=0.5, transfer_contention=0.5, concurrent=2)
 
 
 def _synthetic(truth: Truth, per_bucket: list[int], seed: int, isolated: bool = True):
@@ -256,18 +276,16 @@ def test_the_copy_back_rate_is_backward_alones_return_per_mib() -> None:
 def test_the_prediction_runs_the_schedule_with_the_copies() -> None:
     from dataclasses import replace
 
-    from widgets.traces import predict_layout
-
     doc = _with_isolated(_document(["a", "b"], _AB, [[_HALF]] * 5), _ALLREDUCE, _ALONE)
     for it in doc["isolated"]["backward"]:
         it["ranks"][0]["backward_ms"] = 1.5
-    # w = 0.5 and 0.5, c = 2/3 (as above), 1 MB transfers of 0.5 ms, copies of 0.25 ms;
-    # c_t set to 1. a ends at 0.5 and its transfer starts; b runs at 0.6 of its speed
+    # w = 0.5 and 0.5, 1 MB transfers of 0.5 ms, copies of 0.25 ms; c set to 2/3 and c_t
+    # to 1. a ends at 0.5 and its transfer starts; b runs at 0.6 of its speed
     # and ends at 0.5 + 0.5 / 0.6 = 4/3, when the transfer, at half speed, has done
     # 5/12 of its 0.5 ms: it ends at 4/3 + 1/12 = 17/12. Transfer 1 starts then; bucket
     # 0 is copied back 17/12 to 20/12, at half speed 0.125 ms of work, then 0.375 ms at
     # full speed: it ends at 20/12 + 0.375 (without the copy at 17/12 + 0.5).
-    f = replace(fit([from_document(doc)]), transfer_contention=1.0)
+    f = replace(fit([from_document(doc)]), rank_contention=(2 / 3,), transfer_contention=1.0)
     layout = [np.array([0]), np.array([1])]
     s = predict_layout(f, layout).schedule
     assert s.bucket_end == pytest.approx([17 / 12, 20 / 12 + 0.375], rel=1e-9)

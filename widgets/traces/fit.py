@@ -35,14 +35,34 @@ that need no overlap to be seen:
   traces (1.1-1.4x in most layouts), and 0.84-1.02x in one bucket, where there
   is nothing to copy meanwhile. The
   schedule slows a transfer by c_t while a rank copies (``ranks.rank_schedule``
-  ``copy_back_ms``), and c_t is matched with the copies in place;
+  ``copy_back_ms``);
+- **collectives in flight** ``concurrent_collectives``: gloo runs each
+  all-reduce on one of its worker threads (two by default, the recorder's
+  setting), so while one moves its bytes the next one already waits on its
+  peers. The overhead a timed alone is then latency that hides behind the
+  previous bucket's bytes (``ranks.rank_schedule`` ``concurrent``,
+  ``latency_ms``). With one bucket per layer at width 1024 on 2 cores, the
+  link was busy a median 4.5 ms per 4 MiB bucket (2.6-6.3 by position, the
+  one-at-a-time equivalent) while backward ran about 1.8x slower beside it,
+  against 4.1 ms for the all-reduce alone on idle cores: one at a time, the
+  slowdown would have made it 7 ms or more. NCCL runs them one after another
+  (1). The baseline keeps one at a time: it is FIFO alpha-beta;
 
-and the overlap in the DDP traces is left to say only what it alone can: the
-**contention factors** c (per rank, from the gradient intervals by the rules
-below) and c_t, with ``w_p`` and ``T`` held at their isolated values. c_t is
-the one whose schedules end communication when the fitted layouts did
-(``_match_transfer_contention``): read off single transfers it would treat
-gloo's two concurrent all-reduces as one queue. Another design, fitting all terms
+and the overlap in the DDP traces is left to say only what it alone can: how
+much the ranks slow each other, with ``w_p`` and ``T`` held at their isolated
+values (``_match_contention``). **One contention for both directions.** On
+shared cores a compute thread and a communication thread share a core about
+evenly, so backward under a transfer and a transfer under backward are slowed
+alike: c_t = c of the most slowed rank (the one the step waits for; the other
+ranks keep their ratio to it, from the gradient intervals below). That one
+factor is the one whose schedules end backward when the fitted layouts did
+(the median of their last gradients). Two earlier designs were measured on
+the protocol's recordings and dropped: c read off the gradient intervals
+misses a rank's long stalls (0.26 at width 512 where the whole backward says
+about 1.0), and a c_t matched on its own to the communication end then made
+up for it (2.5), so tails came out long; a plain FIFO model without
+contention, whose backward and transfers are both too fast, had closer tails
+in a third of the cases. Another design, fitting all terms
 jointly to the overlap of more layouts, was not taken: more layouts give more
 transfer sizes, but every size is still seen either under backward or after
 it, so the confounding stays; the isolated measurements remove it at the cost
@@ -57,7 +77,8 @@ Every term can carry a bootstrap interval over iterations (``resamples``,
 ``widgets.traces.bootstrap``), and ``widgets.traces.identify``
 refuses a layout that needs a term the fitted layouts do not constrain.
 ``contention=False`` gives the plain baseline: the same fit with c = c_t = 0
-(FIFO alpha-beta, no contention), to show what the contention terms buy.
+and one collective at a time (FIFO alpha-beta, no contention), to show what
+the other terms buy.
 
 What is fitted from the overlap, from every kept iteration of every trace
 (``measure`` says how bucket start and end are read from a trace):
@@ -109,6 +130,7 @@ import numpy as np
 from .load import Trace, TraceError
 from .measure import measure, quiet_iterations
 
+GLOO_WORKER_THREADS = 2  # ProcessGroupGloo's default: all-reduces in flight at once
 MAX_K = 0.95  # c = k / (1 - k) <= 19: beyond that a fit has gone wrong
 FREE_SHARE = 0.1  # an interval at most this busy counts as free of transfers
 # A parameter counts as seen free with at least this many free intervals: the
@@ -173,6 +195,9 @@ class Fit:
     finalize_ms_per_mib: float = 0.0
     # Copy-back after backward, per MiB of a bucket (0: not measured, no copies modelled).
     copy_back_ms_per_mib: float = 0.0
+    # Collectives in flight at once; above 1, each transfer's overhead is latency that
+    # hides behind the previous bucket's bytes (``ranks.rank_schedule``).
+    concurrent_collectives: int = 1
 
     def finalize_for(self, last_bucket_bytes: float) -> float:
         """Backward return after the last transfer, for a last bucket of that many bytes."""
@@ -568,37 +593,35 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
     backward_quality = _r2(d, per_param[g] / (1.0 - k * phi))
     contention = k / (1.0 - k)
 
-    # Transfers: for each c_t, the work each transfer did; a + S/bw by least squares (or,
-    # with all-reduces alone, fixed at their line); the c_t whose predicted durations come
-    # closest, on a grid and then finer.
+    # Transfers. With all-reduces alone, a and bandwidth are their line and c_t is
+    # backward's contention, matched once the rest is fitted (``_match_contention``).
+    # Without, for each c_t the work each transfer did; a + S/bw by least squares; the
+    # c_t whose predicted durations come closest, on a grid and then finer.
     measured = _Transfers.build(transfers)
-    under = measured.computing_share()
-    busy_transfers = int((under >= BUSY_SHARE).sum())
-    free_transfers = int((under <= FREE_SHARE).sum())
+    c_t = 0.0
     if line is not None:
         a, beta, isolated_quality, size_range = line
         separable = True
-        t_identified = busy_transfers >= MIN_BUSY
-
-        def errors_at(c: float) -> float:
-            return _fixed_error(measured, a, beta, c)
+        t_identified = identified
     else:
         isolated_quality = None
         separable = np.unique(measured.size).size >= 2
         size_range = (float(measured.size.min()), float(measured.size.max()))
-        t_identified = busy_transfers >= MIN_BUSY and free_transfers >= MIN_BUSY
+        under = measured.computing_share()
+        t_identified = (
+            int((under >= BUSY_SHARE).sum()) >= MIN_BUSY
+            and int((under <= FREE_SHARE).sum()) >= MIN_BUSY
+        )
+        if with_contention:
 
-        def errors_at(c: float) -> float:
-            return _fit_transfers(measured, c, separable)[2]
+            def errors_at(c: float) -> float:
+                return _fit_transfers(measured, c, separable)[2]
 
-    if with_contention:
-        errors = [errors_at(c) for c in TRANSFER_CONTENTION_GRID]
-        best_c = float(TRANSFER_CONTENTION_GRID[int(np.argmin(errors))])
-        step = TRANSFER_CONTENTION_GRID[1] - TRANSFER_CONTENTION_GRID[0]
-        fine = np.clip(np.linspace(best_c - step, best_c + step, 21), 0.0, None)
-        c_t = float(fine[int(np.argmin([errors_at(c) for c in fine]))])
-    else:
-        c_t = 0.0
+            errors = [errors_at(c) for c in TRANSFER_CONTENTION_GRID]
+            best_c = float(TRANSFER_CONTENTION_GRID[int(np.argmin(errors))])
+            step = TRANSFER_CONTENTION_GRID[1] - TRANSFER_CONTENTION_GRID[0]
+            fine = np.clip(np.linspace(best_c - step, best_c + step, 21), 0.0, None)
+            c_t = float(fine[int(np.argmin([errors_at(c) for c in fine]))])
     if line is None:
         a, beta, sse = _fit_transfers(measured, c_t, separable)
         if not np.isfinite(sse):
@@ -614,8 +637,10 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
         )
     if with_contention and not t_identified:
         unidentified.append(
-            "transfer contention: too few fitted transfers ran under backward"
-            + ("" if line is not None else " and too few after it")
+            "transfer contention: it is backward contention's, which no fitted layout identified"
+            if line is not None
+            else "transfer contention: too few fitted transfers ran under backward and too few "
+            "after it"
         )
     if alone_w is None:
         unidentified.append(
@@ -667,45 +692,65 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
             0.0 if alone is None else max(0.0, alone[2][1]) / (alone[2][0] / MIB)
         ),
     )
-    if line is not None and with_contention and t_identified:
-        fitted = _match_transfer_contention(fitted, traces, max_other_load)
+    if line is not None and with_contention:
+        fitted = replace(fitted, concurrent_collectives=_collectives_in_flight(traces))
+        if identified:
+            fitted = _match_contention(fitted, traces, max_other_load)
+            predicted = measured.durations(a + beta * measured.size, fitted.transfer_contention)
+            fitted = replace(fitted, transfer_quality=_r2(measured.duration, predicted))
     return fitted
 
 
-MATCH_GRID = np.linspace(0.0, 4.0, 41)
+def _collectives_in_flight(traces: list[Trace]) -> int:
+    """How many all-reduces the fitted runs could have in flight at once.
+
+    Gloo's pool of worker threads runs two (``GLOO_WORKER_THREADS``); NCCL, and
+    any run whose backend is not named, one after another."""
+    backends = {t.metadata.get("backend") for t in traces}
+    return GLOO_WORKER_THREADS if backends == {"gloo"} else 1
 
 
-def _match_transfer_contention(f: Fit, traces: list[Trace], max_other_load: float | None) -> Fit:
-    """The c_t whose schedules best reproduce the fitted layouts' communication end.
+MATCH_GRID = np.linspace(0.0, 4.0, 81)
 
-    With overhead, bandwidth and backward fixed by the isolated measurements, c_t is
-    the one term left that sets when communication ends. Reading it off each
-    transfer's duration (as the overlap-only fit must) treats gloo's two concurrent
-    all-reduces as one queue; asking instead which c_t makes the model's own schedule
-    end communication when the fitted layouts did (squared error of their medians,
-    every layout alike) fits it to what a prediction uses. A grid of 0.1, then 0.01.
-    (Matching backward's end the same way, by scaling the backward factors, was
-    tried on the protocol's traces and predicted no better: they stay as read off
-    the intervals.)
+
+def _match_contention(f: Fit, traces: list[Trace], max_other_load: float | None) -> Fit:
+    """One contention for backward and transfers, matched to when the fitted layouts'
+    backward ended.
+
+    With overhead, bandwidth, backward and the collectives in flight fixed by the
+    isolated measurements, what is left is how much the ranks slow each other.
+    The most slowed rank's factor c and the transfer contention c_t are one
+    number (module docstring: shared cores are shared alike both ways); the
+    other ranks keep their ratio to the most slowed one read off the gradient
+    intervals (all alike when none was read). It is the number whose schedules
+    end backward (the last rank's last gradient) closest to the fitted layouts'
+    medians, squared error, every layout alike: on a grid of 0.05, then 0.005.
     """
     from .predict import predict_layout
 
     targets = []
     for t in traces:
         keep = quiet_iterations(t, max_other_load)
-        m = measure(t)
-        targets.append((t.bucket_parameters, float(np.median(m.communication_end_ms[keep]))))
+        targets.append((t.bucket_parameters, float(np.median(measure(t).compute_end_ms[keep]))))
+    read = np.asarray(f.rank_contention, float)
+    shape = read / read.max() if read.max() > 0 else np.ones_like(read)
+
+    def with_factor(c: float) -> Fit:
+        return replace(f, rank_contention=tuple(float(x) for x in shape * c), transfer_contention=c)
 
     def error(c: float) -> float:
-        g = replace(f, transfer_contention=float(c))
+        g = with_factor(float(c))
         return sum(
-            (predict_layout(g, layout).schedule.comm_end - measured) ** 2
+            (predict_layout(g, layout).compute_end_ms - measured) ** 2
             for layout, measured in targets
         )
 
     best = float(MATCH_GRID[int(np.argmin([error(c) for c in MATCH_GRID]))])
-    fine = np.clip(np.linspace(best - 0.1, best + 0.1, 21), 0.0, None)
-    return replace(f, transfer_contention=float(fine[int(np.argmin([error(c) for c in fine]))]))
+    fine = np.clip(np.linspace(best - 0.05, best + 0.05, 21), 0.0, None)
+    c = float(fine[int(np.argmin([error(x) for x in fine]))])
+    matched = with_factor(c)
+    pooled = f.contention * c / read.max() if read.max() > 0 else c
+    return replace(matched, contention=float(pooled))
 
 
 def _finalize_line(
@@ -729,9 +774,3 @@ def _finalize_line(
     if f1 <= 0:  # no growth with size: the fitted layouts' median, whatever the size
         return float(max(0.0, np.median(finalize))), 0.0
     return f0, f1
-
-
-def _fixed_error(t: _Transfers, a: float, beta: float, c_t: float) -> float:
-    """Squared error of the durations of transfers of work ``a + beta S`` at contention c_t."""
-    predicted = t.durations(a + beta * t.size, c_t)
-    return float(((t.duration - predicted) ** 2).sum())

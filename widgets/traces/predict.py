@@ -6,7 +6,9 @@ target's buckets and their ``a + S / bandwidth`` transfers, the contention
 factor of each rank (``rank_contention``, the most slowed rank first), the
 transfer contention, the enqueue cost and, when the fit had backward alone,
 each bucket's copy back into the gradients after backward (``Fit.copy_back_ms``,
-which slows the transfers still running). The last rank starts backward at 0 and every
+which slows the transfers still running) and the collectives in flight at once
+(``Fit.concurrent_collectives``: above one, each transfer's overhead is latency
+that hides behind the previous bucket's bytes). The last rank starts backward at 0 and every
 other rank ``start_skew_ms`` earlier. Then, in the terms of ``measure``:
 
 - communication end C = the last transfer's end; compute end E = the last
@@ -85,6 +87,8 @@ def predict_layout(
         contention=np.asarray(fit.rank_contention, float),
         transfer_contention=fit.transfer_contention,
         copy_back_ms=fit.copy_back_ms(sizes),
+        concurrent=fit.concurrent_collectives,
+        latency_ms=fit.overhead_ms,
     )
     compute_end = s.last_backward_end
     backward_return = max(s.comm_end, compute_end) + fit.finalize_for(sizes[-1])

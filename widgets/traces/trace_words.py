@@ -252,16 +252,29 @@ def fit_terms(f: Fit, per_bucket: bool = False) -> list[dict[str, Any]]:
             f"every bucket is {sizes}: one size cannot tell overhead from bandwidth (taken as 0)",
         )
         bandwidth = (True, f"only as the average speed of {sizes} buckets, overhead included")
-    contention = (
-        (True, "from layers seen both with and without a transfer in flight")
-        if f.contention_identified
-        else (False, "no layer was seen both with and without a transfer in flight")
-    )
-    transfers = (
-        (True, "from transfers that ran while a rank computed, and after")
-        if f.transfer_contention_identified
-        else (False, "too few transfers ran both while a rank computed and after it")
-    )
+    if f.transfer_source == "isolated":
+        # Backward and transfers share one factor, matched to when backward ended.
+        contention = (
+            (True, "matched to when the fitted layouts' backward ended")
+            if f.contention_identified
+            else (False, "no fitted layout ran a transfer under backward")
+        )
+        transfers = (
+            (True, "the most slowed rank's backward contention: shared cores slow both alike")
+            if f.contention_identified
+            else (False, "no fitted layout ran a transfer under backward")
+        )
+    else:
+        contention = (
+            (True, "from layers seen both with and without a transfer in flight")
+            if f.contention_identified
+            else (False, "no layer was seen both with and without a transfer in flight")
+        )
+        transfers = (
+            (True, "from transfers that ran while a rank computed, and after")
+            if f.transfer_contention_identified
+            else (False, "too few transfers ran both while a rank computed and after it")
+        )
     backward = (
         True,
         ("from backward timed alone" if alone else "from the gradient intervals free of transfers")

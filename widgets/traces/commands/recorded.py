@@ -326,6 +326,12 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         f"  transfer contention      {f.transfer_contention:7.2f}{iv('transfer_contention')}"
         f"    a transfer runs at 1/{1 + f.transfer_contention:.2f} of its speed while any "
         "rank computes",
+        f"  collectives in flight    {f.concurrent_collectives:7d}"
+        + (
+            "    each transfer's overhead hides behind the previous bucket's bytes"
+            if f.concurrent_collectives > 1
+            else "    one at a time"
+        ),
         f"  enqueue                  {f.enqueue_ms:7.2f} ms{iv('enqueue_ms')} from readiness "
         "to launch",
         f"  start skew               {f.start_skew_ms:7.2f} ms (other ranks start backward "
