@@ -15,7 +15,9 @@ fitted, each other layout predicted) it fits the model
 (``widgets/traces/fit.py``, with 90 % bootstrap intervals of its terms)
 and the plain baseline (the same fit without contention: FIFO alpha-beta),
 predicts the target's median with each and prints both beside the
-measurement, marking the targets of ``bench.trace_protocol``. Iterations
+measurement, marking the targets of ``bench.trace_protocol`` and, where the
+baseline's tail was closer, whether it was so beyond the measurement's noise
+(``trace_protocol.farther_share``). Iterations
 during which other processes kept more than ``--max-other-load`` of the cores
 busy are left out of fits and medians. Everything goes to
 ``bench/trace_results.json`` (not committed).
@@ -32,6 +34,7 @@ import time
 from pathlib import Path
 
 from bench.trace_protocol import (
+    NOISE_SHARE,
     RETURN_TARGET_PCT,
     SHARE_TARGET,
     TAIL_TARGET_MS,
@@ -40,11 +43,14 @@ from bench.trace_protocol import (
     Workload,
     at_least_as_close,
     cases,
+    farther_share,
+    median_interval,
     return_ok,
     tail_ok,
     tally,
 )
 from widgets.traces import PredictionRefused, TraceError, compare, fit, load_trace
+from widgets.traces.measure import measure, quiet_iterations
 from widgets.traces.recorder import machine
 from widgets.traces.recorder.demo import record_demo
 
@@ -144,6 +150,14 @@ def run_cases(traces: dict, max_load: float | None, resamples: int = RESAMPLES) 
             row["model"] = _pair(q)
         qb = compare(baseline, traces[target], max_load, extrapolate=True)["quantities"]
         row["baseline"] = _pair(qb)
+        m = measure(traces[target])
+        keep = quiet_iterations(traces[target], max_load)
+        row["farther_share"] = farther_share(
+            q["exposed_tail_ms"]["predicted"],
+            qb["exposed_tail_ms"]["predicted"],
+            m.exposed_tail_ms[keep],
+        )
+        row["return_interval"] = median_interval(m.backward_return_ms[keep])
         row["step"] = (q["step_ms"]["predicted"], q["step_ms"]["measured"])
         rows.append(row)
     return rows
@@ -157,7 +171,8 @@ def _cell(p: float, m: float, ok: bool) -> str:
 def table(rows: list[dict]) -> str:
     """The cases as a Markdown table (✗ marks a miss of the target)."""
     lines = [
-        "| fitted on | target | measured return / tail (ms) | model: return | model: tail | "
+        "| fitted on | target | measured return [90 % interval of its median] / tail (ms) | "
+        "model: return | model: tail | "
         "baseline: return | baseline: tail |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -170,10 +185,14 @@ def table(rows: list[dict]) -> str:
         (pr, mr), (pt, mt) = model["return"], model["tail"]
         (br, _), (bt, _) = r["baseline"]["return"], r["baseline"]["tail"]
         closer = at_least_as_close(pt, bt, mt)
+        beyond = r.get("farther_share", 0.0) >= NOISE_SHARE
+        farther = "" if closer else f" (farther than baseline{', beyond noise' if beyond else ''})"
         refused = " (refused)" if r["refused"] else ""
+        low, high = r.get("return_interval", (mr, mr))
         lines.append(
-            f"{head} {mr:.1f} / {mt:.1f} | {_cell(pr, mr, return_ok(pr, mr))}{refused} | "
-            f"{_cell(pt, mt, tail_ok(pt, mt))}{'' if closer else ' (farther than baseline)'} | "
+            f"{head} {mr:.1f} [{low:.1f}, {high:.1f}] / {mt:.1f} | "
+            f"{_cell(pr, mr, return_ok(pr, mr))}{refused} | "
+            f"{_cell(pt, mt, tail_ok(pt, mt))}{farther} | "
             f"{_cell(br, mr, return_ok(br, mr))} | {_cell(bt, mt, tail_ok(bt, mt))} |"
         )
     return "\n".join(lines)
@@ -230,20 +249,24 @@ def analyse(folders: dict[str, Path], max_load: float | None, resamples: int) ->
         print(terms_line(rows) + "\n")
         print(table(rows))
         print(
-            f"\nbackward return within {RETURN_TARGET_PCT:g} %: model {t.return_hits}/{t.cases}, "
+            f"\nbackward return within {RETURN_TARGET_PCT:g} %: model {t.return_hits}/{t.cases} "
+            f"(misses inside the measured median's interval: {t.return_misses_in_noise}), "
             f"baseline {t.baseline_return_hits}/{t.cases}; exposed tail within "
             f"max({TAIL_TARGET_PCT:g} %, {TAIL_TARGET_MS:g} ms): model {t.tail_hits}/{t.cases}, "
             f"baseline {t.baseline_tail_hits}/{t.cases}; model at least as close as the "
-            f"baseline on the tail: {t.closer_than_baseline}/{t.cases}; refused: {t.refused}"
+            f"baseline on the tail: {t.closer_than_baseline}/{t.cases} (farther beyond the "
+            f"measurement's noise: {t.farther_beyond_noise}); refused: {t.refused}"
         )
         out["workloads"][w.name] = {"folder": str(folder), "rows": rows, "tally": t.__dict__}
     t = tally(every)
     print(
         f"\n## all workloads: {t.cases} cases\n\nbackward return within {RETURN_TARGET_PCT:g} %: "
-        f"{t.return_hits}/{t.cases} (target {SHARE_TARGET:.0%}); exposed tail within "
+        f"{t.return_hits}/{t.cases} (target {SHARE_TARGET:.0%}; misses inside the measured "
+        f"median's interval: {t.return_misses_in_noise}); exposed tail within "
         f"max({TAIL_TARGET_PCT:g} %, {TAIL_TARGET_MS:g} ms): {t.tail_hits}/{t.cases}; "
         f"model at least as close as the baseline on the tail: {t.closer_than_baseline}/"
-        f"{t.cases} (target: all); refused {t.refused}. Targets met: {'yes' if t.met else 'no'}"
+        f"{t.cases} (target: all; farther beyond the measurement's noise: "
+        f"{t.farther_beyond_noise}); refused {t.refused}. Targets met: {'yes' if t.met else 'no'}"
     )
     out["tally"] = t.__dict__
     return out

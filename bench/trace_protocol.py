@@ -15,6 +15,16 @@ and how the cases add up, so that all of it can be unit-tested by hand.
   baseline** on the exposed tail (within ``TIE_MS``, the rounding of a
   comparison). A refused case (the fit cannot constrain a term it needs) is
   no hit: it is counted, with its reason.
+- Whether the model is farther than the baseline **beyond the measurement's
+  noise**: the measured tail is the median of some 30 iterations, so where
+  the two predictions differ by less than that median's own spread, which one
+  is closer is a coin toss. ``farther_share`` resamples the iterations and
+  counts how often the model is the farther; at ``NOISE_SHARE`` or more the
+  case counts as farther beyond noise. Likewise the measured backward
+  return's median has a bootstrap interval (``median_interval``), and a
+  return that misses its 10 % but lies inside that interval is counted as a
+  miss **inside the measurement's noise**. Both are reported beside the
+  targets, not instead of them.
 """
 
 from __future__ import annotations
@@ -22,11 +32,15 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import numpy as np
+
 RETURN_TARGET_PCT = 10.0
 TAIL_TARGET_PCT, TAIL_TARGET_MS = 20.0, 5.0
 SHARE_TARGET = 0.9  # of all cases, for each of the two targets
 TIE_MS = 1e-3  # comparisons are rounded to the microsecond
 MIB = 1024 * 1024
+NOISE_RESAMPLES = 2000
+NOISE_SHARE = 0.95  # farther in at least this share of resamples: farther beyond noise
 
 
 @dataclass(frozen=True)
@@ -107,6 +121,37 @@ def at_least_as_close(model: float, baseline: float, measured: float) -> bool:
     return abs(model - measured) <= abs(baseline - measured) + TIE_MS
 
 
+def farther_share(
+    model: float,
+    baseline: float,
+    tails: np.typing.ArrayLike,
+    resamples: int = NOISE_RESAMPLES,
+    seed: int = 0,
+) -> float:
+    """Share of bootstrap resamples of the measured tails (``tails``: one per iteration)
+    whose median the model's prediction misses by more than the baseline's
+    (``at_least_as_close`` fails). Reproducible by ``seed``."""
+    v = np.asarray(tails, float).reshape(-1)
+    if v.size == 0:
+        raise ValueError("no measured tails to resample")
+    rng = np.random.default_rng(seed)
+    medians = np.median(v[rng.integers(0, v.size, (resamples, v.size))], axis=1)
+    return float(np.mean(np.abs(model - medians) > np.abs(baseline - medians) + TIE_MS))
+
+
+def median_interval(
+    values: np.typing.ArrayLike, resamples: int = NOISE_RESAMPLES, seed: int = 0
+) -> tuple[float, float]:
+    """90 % bootstrap interval of the median of ``values`` (one per iteration)."""
+    v = np.asarray(values, float).reshape(-1)
+    if v.size == 0:
+        raise ValueError("no measurements to resample")
+    rng = np.random.default_rng(seed)
+    medians = np.median(v[rng.integers(0, v.size, (resamples, v.size))], axis=1)
+    low, high = np.percentile(medians, [5, 95])
+    return float(low), float(high)
+
+
 @dataclass(frozen=True)
 class Tally:
     """How the cases add up against the targets."""
@@ -118,6 +163,8 @@ class Tally:
     closer_than_baseline: int
     baseline_return_hits: int
     baseline_tail_hits: int
+    farther_beyond_noise: int = 0  # rows whose ``farther_share`` is at least NOISE_SHARE
+    return_misses_in_noise: int = 0  # missed returns inside the measured median's interval
 
     @property
     def met(self) -> bool:
@@ -133,7 +180,8 @@ class Tally:
 
 def tally(rows: list[dict]) -> Tally:
     """Count ``rows`` (one per case: ``refused`` or the predicted and measured numbers of
-    ``model`` and ``baseline``, each ``{"return": (p, m), "tail": (p, m)}``)."""
+    ``model`` and ``baseline``, each ``{"return": (p, m), "tail": (p, m)}``, and, where
+    known, ``farther_share`` and ``return_interval``, the measured median's interval)."""
     refused = sum(1 for r in rows if r.get("refused"))
     done = [r for r in rows if not r.get("refused")]
 
@@ -154,4 +202,12 @@ def tally(rows: list[dict]) -> Tally:
         ),
         baseline_return_hits=hits("baseline", "return", return_ok),
         baseline_tail_hits=hits("baseline", "tail", tail_ok),
+        farther_beyond_noise=sum(1 for r in done if r.get("farther_share", 0.0) >= NOISE_SHARE),
+        return_misses_in_noise=sum(
+            1
+            for r in done
+            if "return_interval" in r
+            and not return_ok(*r["model"]["return"])
+            and r["return_interval"][0] <= r["model"]["return"][0] <= r["return_interval"][1]
+        ),
     )

@@ -18,6 +18,8 @@ from bench.trace_protocol import (
     Workload,
     at_least_as_close,
     cases,
+    farther_share,
+    median_interval,
     return_ok,
     tail_ok,
     tally,
@@ -93,6 +95,53 @@ def test_the_targets_are_met_only_with_ninety_percent_and_never_farther() -> Non
     assert not tally([*good, _row(120, 10, 120, 20), _row(120, 10, 120, 20)]).met  # 9 of 11
     assert not tally([*good[:8], _row(100, 10.5, 100, 10.2)]).met  # farther once
     assert not tally([]).met
+
+
+def test_farther_beyond_noise_when_every_resampled_median_says_so() -> None:
+    # Every iteration measured 10 ms: every resample's median is 10, so a model at 12
+    # against a baseline at 11 is farther in all of them, and at 10.5 in none.
+    assert farther_share(12.0, 11.0, [10.0] * 30) == 1.0
+    assert farther_share(10.5, 11.0, [10.0] * 30) == 0.0
+
+
+def test_a_difference_inside_the_medians_spread_is_a_coin_toss() -> None:
+    # Tails of 8 or 12 ms, half each: a resampled median is 8, 10 or 12, about as often
+    # below 10 as above. Predictions of 10.5 and 9.5 are each the closer in about half.
+    share = farther_share(10.5, 9.5, [8.0, 12.0] * 15, resamples=4000)
+    assert 0.35 < share < 0.65
+    # The same predictions against tails that are 10 every time: the model is farther
+    # only when the baseline is strictly closer; 1 ms either side is a tie.
+    assert farther_share(10.5, 9.5, [10.0] * 30) == 0.0
+
+
+def test_farther_beyond_noise_is_counted_beside_the_target() -> None:
+    rows = [
+        {**_row(100, 10.5, 100, 10.2), "farther_share": 0.97},  # farther, beyond noise
+        {**_row(100, 10.5, 100, 10.2), "farther_share": 0.6},  # farther, within noise
+        _row(100, 10, 100, 12),  # closer, no share known
+    ]
+    t = tally(rows)
+    assert t.closer_than_baseline == 1 and t.farther_beyond_noise == 1
+    assert not t.met  # the target itself still asks for every case
+
+
+def test_the_median_of_identical_measurements_has_no_spread() -> None:
+    assert median_interval([20.0] * 30) == (20.0, 20.0)
+    # Half 10, half 30: a resampled median of 30 values is 10, 20 or 30, and each end
+    # comes up far more often than 5 % of the time.
+    assert median_interval([10.0, 30.0] * 15) == (10.0, 30.0)
+    with pytest.raises(ValueError):
+        median_interval([])
+
+
+def test_a_missed_return_inside_the_measured_medians_interval_is_counted() -> None:
+    rows = [
+        {**_row(120, 10, 100, 10), "return_interval": (90.0, 125.0)},  # miss, in noise
+        {**_row(130, 10, 100, 10), "return_interval": (90.0, 125.0)},  # miss, beyond it
+        {**_row(105, 10, 100, 10), "return_interval": (90.0, 125.0)},  # a hit
+    ]
+    t = tally(rows)
+    assert t.return_hits == 1 and t.return_misses_in_noise == 1
 
 
 def test_every_workload_makes_the_layouts_it_names() -> None:
