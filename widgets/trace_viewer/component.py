@@ -104,10 +104,11 @@ SIGNED_PCT = Quantity("%", digits=1)
 PREDICTION_QUALITY = (
     "How well the model predicts in general: on five workloads recorded on the project's "
     "2-core machine with all-reduces and backward also timed alone, fitted on two bucket "
-    "layouts and predicting a third (60 cases), backward return came within 10 % in 56 and "
-    "the exposed tail within max(20 %, 5 ms) in 56 (in an earlier recording, 52 and 51); "
-    "a plain FIFO model without contention was closer on the tail in 16 cases "
-    "(bench/README.md)."
+    "layouts and predicting a third (60 cases, on a recording made after the model was "
+    "settled), the exposed tail came within max(20 %, 5 ms) in 58 and backward return "
+    "within 10 % in 51 (most misses at two threads per rank); a plain FIFO model without "
+    "contention was closer on the tail in 10 cases, 5 of them beyond the measurement's "
+    "noise (bench/README.md)."
 )
 
 
