@@ -121,6 +121,15 @@ def at_least_as_close(model: float, baseline: float, measured: float) -> bool:
     return abs(model - measured) <= abs(baseline - measured) + TIE_MS
 
 
+def _resampled_medians(values: np.typing.ArrayLike, resamples: int, seed: int) -> np.ndarray:
+    """Medians of ``resamples`` bootstrap resamples of ``values`` (one per iteration)."""
+    v = np.asarray(values, float).reshape(-1)
+    if v.size == 0:
+        raise ValueError("no measurements to resample")
+    rng = np.random.default_rng(seed)
+    return np.median(v[rng.integers(0, v.size, (resamples, v.size))], axis=1)
+
+
 def farther_share(
     model: float,
     baseline: float,
@@ -131,11 +140,7 @@ def farther_share(
     """Share of bootstrap resamples of the measured tails (``tails``: one per iteration)
     whose median the model's prediction misses by more than the baseline's
     (``at_least_as_close`` fails). Reproducible by ``seed``."""
-    v = np.asarray(tails, float).reshape(-1)
-    if v.size == 0:
-        raise ValueError("no measured tails to resample")
-    rng = np.random.default_rng(seed)
-    medians = np.median(v[rng.integers(0, v.size, (resamples, v.size))], axis=1)
+    medians = _resampled_medians(tails, resamples, seed)
     return float(np.mean(np.abs(model - medians) > np.abs(baseline - medians) + TIE_MS))
 
 
@@ -143,12 +148,7 @@ def median_interval(
     values: np.typing.ArrayLike, resamples: int = NOISE_RESAMPLES, seed: int = 0
 ) -> tuple[float, float]:
     """90 % bootstrap interval of the median of ``values`` (one per iteration)."""
-    v = np.asarray(values, float).reshape(-1)
-    if v.size == 0:
-        raise ValueError("no measurements to resample")
-    rng = np.random.default_rng(seed)
-    medians = np.median(v[rng.integers(0, v.size, (resamples, v.size))], axis=1)
-    low, high = np.percentile(medians, [5, 95])
+    low, high = np.percentile(_resampled_medians(values, resamples, seed), [5, 95])
     return float(low), float(high)
 
 
