@@ -291,3 +291,22 @@ def test_the_prediction_runs_the_schedule_with_the_copies() -> None:
     assert s.bucket_end == pytest.approx([17 / 12, 20 / 12 + 0.375], rel=1e-9)
     s = predict_layout(replace(f, copy_back_ms_per_mib=0.0), layout).schedule
     assert s.bucket_end == pytest.approx([17 / 12, 17 / 12 + 0.5], rel=1e-9)
+
+
+def test_the_page_says_transfer_contention_is_backwards() -> None:
+    from widgets.traces.trace_words import fit_terms
+
+    def why(f, term: str) -> tuple[bool, str]:
+        row = next(r for r in fit_terms(f) if r["term"] == term)
+        return row["fitted"], row["why"]
+
+    f = fit([_half_busy()])
+    assert why(f, "contention") == (True, "matched to when the fitted layouts' backward ended")
+    assert why(f, "transfer_contention") == (
+        True,
+        "the most slowed rank's backward contention: shared cores slow both alike",
+    )
+    # Four busy intervals identify neither.
+    f = fit([_half_busy(4)])
+    for term in ("contention", "transfer_contention"):
+        assert why(f, term) == (False, "no fitted layout ran a transfer under backward")

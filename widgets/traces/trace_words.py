@@ -254,15 +254,14 @@ def fit_terms(f: Fit, per_bucket: bool = False) -> list[dict[str, Any]]:
         bandwidth = (True, f"only as the average speed of {sizes} buckets, overhead included")
     if f.transfer_source == "isolated":
         # Backward and transfers share one factor, matched to when backward ended.
-        contention = (
-            (True, "matched to when the fitted layouts' backward ended")
+        unseen = (False, "no fitted layout ran a transfer under backward")
+        contention, transfers = (
+            (
+                (True, "matched to when the fitted layouts' backward ended"),
+                (True, "the most slowed rank's backward contention: shared cores slow both alike"),
+            )
             if f.contention_identified
-            else (False, "no fitted layout ran a transfer under backward")
-        )
-        transfers = (
-            (True, "the most slowed rank's backward contention: shared cores slow both alike")
-            if f.contention_identified
-            else (False, "no fitted layout ran a transfer under backward")
+            else (unseen, unseen)
         )
     else:
         contention = (
