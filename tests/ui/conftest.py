@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import json
 import os
 import shutil
 import socket
@@ -255,24 +256,62 @@ def assert_only_local(urls: list[str], base_url: str) -> None:
 
 @dataclass
 class FrameCounter:
-    """Websocket frames the browser sent to the server since the last ``reset()``."""
+    """Websocket frames between the browser and the server since the last ``reset()``.
+
+    It also follows Bokeh's protocol: every message the page sends is answered
+    (``OK`` after a patch) once the server has handled it, and that answer may
+    come after the changes it caused; a message arrives as several frames (a
+    header, its metadata and content, then any buffers), each its own event.
+    ``settled`` is true once every message the page sent has been answered and
+    no message from the server is partly received.
+    """
 
     sent: int = 0
     received: int = 0
     payloads: list[str] = field(default_factory=list)
+    _asked: set[str] = field(default_factory=set)
+    _answered: set[str] = field(default_factory=set)
+    _frames_to_come: int = 0
 
     def reset(self) -> None:
         self.sent = 0
         self.received = 0
         self.payloads.clear()
 
+    @property
+    def settled(self) -> bool:
+        return self._frames_to_come == 0 and not self._asked - self._answered
+
     def _on_sent(self, payload) -> None:
         self.sent += 1
         text = payload if isinstance(payload, str) else f"<{len(payload)} bytes>"
         self.payloads.append(text[:300])
+        msgid = _header(payload).get("msgid")
+        if msgid:
+            self._asked.add(msgid)
 
-    def _on_received(self, _payload) -> None:
+    def _on_received(self, payload) -> None:
         self.received += 1
+        text = payload if isinstance(payload, str) else f"<{len(payload)} bytes>"
+        self.payloads.append(f"received: {text[:300]}")
+        if self._frames_to_come:
+            self._frames_to_come -= 1
+            return
+        header = _header(payload)
+        self._frames_to_come = 2 + int(header.get("num_buffers", 0) or 0)
+        if header.get("reqid"):
+            self._answered.add(header["reqid"])
+
+
+def _header(payload) -> dict:
+    """A Bokeh message's header frame as a dict (``{}`` for its other frames)."""
+    if not isinstance(payload, str) or '"msgtype"' not in payload:
+        return {}
+    try:
+        header = json.loads(payload)
+    except ValueError:
+        return {}
+    return header if isinstance(header, dict) else {}
 
 
 @pytest.fixture

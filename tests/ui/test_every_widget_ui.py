@@ -220,9 +220,12 @@ def test_playing_sends_no_websocket_messages(page: Page, server: str, ui, ws_fra
     ui.open_widget(page, f"{server}/{name}")
     button(page, "Play").click()
     expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
-    # Count from when the page's own clock has started moving, over a span it measures.
-    start = ui.wait_until(lambda: value_of(page, "Elapsed time"), timeout=10)
+    # Count from when the page's own clock has started moving and the server has
+    # answered Play (its OK can trail the changes it sent), over a span the page measures.
+    ui.wait_until(lambda: value_of(page, "Elapsed time"), timeout=10)
+    ui.wait_until(lambda: ws_frames.settled, timeout=10)
     ws_frames.reset()
+    start = value_of(page, "Elapsed time")
     span = 4 * WIDGETS[name].create().clock.step_size
     ui.wait_until(lambda: value_of(page, "Elapsed time") >= start + span, timeout=15)
     sent, received = ws_frames.sent, ws_frames.received
