@@ -58,6 +58,8 @@ def test_the_trace_is_valid_and_describes_the_run(recorded: Path) -> None:
     assert meta["backend"] == "gloo" and meta["world_size"] == 2
     assert meta["bucket_cap_mb"] == 12.0 and meta["threads_per_rank"] == 1
     assert meta["cpu_count"] == os.cpu_count()
+    # One thread per rank on 2 ranks: OpenMP's wait policy is left as this process has it.
+    assert meta["omp_wait_policy"] == os.environ.get("OMP_WAIT_POLICY")
     assert np.all(np.isnan(t.other_load) | (t.other_load >= 0))
 
 

@@ -315,6 +315,27 @@ def _with_metadata(trace, metadata: dict):
             },
             "2 ranks, nccl backend, device cuda, 1 CPU core, 2 threads per rank",
         ),
+        # The recorder notes OpenMP's wait policy; any other value is shown as it is.
+        (
+            {
+                "backend": "gloo",
+                "cpu_count": 2,
+                "threads_per_rank": 2,
+                "omp_wait_policy": "passive",
+            },
+            "2 ranks, gloo backend, device cpu, 2 CPU cores, 2 threads per rank, "
+            "OpenMP threads sleep while they wait (OMP_WAIT_POLICY=PASSIVE)",
+        ),
+        (
+            {"backend": "gloo", "omp_wait_policy": "ACTIVE"},
+            "2 ranks, gloo backend, device cpu, "
+            "OpenMP threads spin while they wait (OMP_WAIT_POLICY=ACTIVE)",
+        ),
+        (
+            {"backend": "gloo", "omp_wait_policy": "turbo"},
+            "2 ranks, gloo backend, device cpu, OMP_WAIT_POLICY=turbo",
+        ),
+        ({"backend": "gloo", "omp_wait_policy": None}, "2 ranks, gloo backend, device cpu"),
         # Nothing said: the trace's own ranks, an unknown backend, and the CPU.
         ({}, "2 ranks, unknown backend, device cpu"),
         # The rank count is the metadata's, as recorded.

@@ -13,6 +13,12 @@ from typing import Any
 from . import TERMS, Fit, Trace
 from .trace_view import WhatIf
 
+#: What a run's ``OMP_WAIT_POLICY`` meant for its threads (the recorder notes it).
+WAIT_POLICY_WORDS = {
+    "PASSIVE": "OpenMP threads sleep while they wait (OMP_WAIT_POLICY=PASSIVE)",
+    "ACTIVE": "OpenMP threads spin while they wait (OMP_WAIT_POLICY=ACTIVE)",
+}
+
 
 def machine_summary(trace: Trace) -> str:
     """What kind of machine the trace came from, in words, from its metadata.
@@ -36,6 +42,9 @@ def machine_summary(trace: Trace) -> str:
         parts.append(f"{cores} CPU core{'s' * (cores != 1)}")
     if threads:
         parts.append(f"{threads} thread{'s' * (threads != 1)} per rank")
+    policy = md.get("omp_wait_policy")
+    if isinstance(policy, str) and policy:
+        parts.append(WAIT_POLICY_WORDS.get(policy.upper(), f"OMP_WAIT_POLICY={policy}"))
     if md.get("torch_version") not in (None, "", "unknown"):
         parts.append(f"torch {md['torch_version']}")
     return ", ".join(parts)

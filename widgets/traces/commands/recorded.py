@@ -73,7 +73,11 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
         "iteration 0)",
     )
     record.add_argument(
-        "--threads", type=_positive_int, default=1, help="torch threads per rank (default 1)"
+        "--threads",
+        type=_positive_int,
+        default=1,
+        help="torch threads per rank (default 1); when the ranks' threads outnumber the "
+        "cores, they sleep while they wait (OMP_WAIT_POLICY=PASSIVE) unless you set a policy",
     )
     record.add_argument(
         "--widths",

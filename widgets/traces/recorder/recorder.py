@@ -304,6 +304,7 @@ class TraceRecorder:
             "bucket_cap_mb": self.bucket_cap_mb,
             "cpu_count": os.cpu_count() or 1,
             "threads_per_rank": torch.get_num_threads(),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
             "warmup_iterations": warmup,
             "model": self.model_description,
             "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
