@@ -105,10 +105,10 @@ PREDICTION_QUALITY = (
     "How well the model predicts in general: on five workloads recorded on the project's "
     "2-core machine with all-reduces and backward also timed alone, fitted on two bucket "
     "layouts and predicting a third (60 cases, on a recording made after the model was "
-    "settled), the exposed tail came within max(20 %, 5 ms) in 58 and backward return "
-    "within 10 % in 51 (most misses at two threads per rank); a plain FIFO model without "
-    "contention was closer on the tail in 10 cases, 5 of them beyond the measurement's "
-    "noise (bench/README.md)."
+    "settled), the exposed tail came within max(20 %, 5 ms) in 57 and backward return "
+    "within 10 % in 57 (the misses at the narrowest layers, with twelve small all-reduces); "
+    "a plain FIFO model without contention was closer on the tail in 12 cases, 3 of them "
+    "beyond the measurement's noise (bench/README.md)."
 )
 
 
