@@ -49,6 +49,11 @@ class PageGate:
         self.building = 0
 
     @property
+    def pages(self) -> int:
+        """Pages in the gate: those waiting for their turn and the one whose turn it is."""
+        return self.waiting + int(self._lock is not None and self._lock.locked())
+
+    @property
     def busy(self) -> bool:
         """A page arriving now would wait: a session is being built or another page is waiting."""
         return bool(self.waiting or (self._lock is not None and self._lock.locked()))

@@ -21,7 +21,7 @@ log = logging.getLogger("overlap-lab")
 
 #: Collector thresholds while serving (Python's default is 700, 10, 10).
 GC_THRESHOLDS = (50_000, 20, 20)
-#: Set to 1 only in tests: serves ``/_test/sessions`` (see :mod:`app.testhooks`).
+#: Set to 1 only in tests: serves the ``/_test/`` endpoints (see :mod:`app.testhooks`).
 TEST_HOOKS_ENV = "OVERLAP_LAB_TEST_HOOKS"
 
 LOADING_CSS = """
@@ -253,5 +253,5 @@ def server_options(options: ServeOptions | None = None, **overrides) -> dict:
         from .testhooks import install
 
         kwargs["extra_patterns"] += install()
-        log.warning("%s=1: serving the test-only /_test/sessions endpoint", TEST_HOOKS_ENV)
+        log.warning("%s=1: serving the test-only /_test/ endpoints", TEST_HOOKS_ENV)
     return kwargs

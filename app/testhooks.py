@@ -2,7 +2,11 @@
 
 Installed only when the server starts with ``OVERLAP_LAB_TEST_HOOKS=1`` (the
 browser tests and benchmarks set it; normal serving never does). ``GET
-/_test/sessions`` runs a full garbage collection, then answers JSON:
+/_test/gate`` answers how many pages are in this process's page gate
+(``app.admission``), as JSON ``{"pages": n}``; with ``?hold=SECONDS`` (at
+most ``MAX_HOLD_S``) it first takes a turn at the gate and holds it that
+long, as a slow session build would, so that a test can make a page wait.
+``GET /_test/sessions`` runs a full garbage collection, then answers JSON:
 
 - ``created`` / ``destroyed``: sessions this process has built and destroyed
   (through ``on_session_created`` / ``on_session_destroyed``);
@@ -18,6 +22,7 @@ so a run with several processes can be counted from the log.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
@@ -79,8 +84,34 @@ class SessionCounts(RequestHandler):
         )
 
 
+MAX_HOLD_S = 30.0
+
+
+class GatePages(RequestHandler):
+    """``GET /_test/gate[?hold=SECONDS]``: pages in this process's page gate (JSON), after
+    holding a turn at the gate for ``hold`` seconds."""
+
+    async def get(self) -> None:
+        from .admission import GATE
+
+        hold = self.get_argument("hold", None)
+        if hold is not None:
+            try:
+                seconds = float(hold)
+            except ValueError:
+                seconds = -1.0
+            if not 0 <= seconds <= MAX_HOLD_S:
+                self.set_status(400)
+                self.write({"error": f"hold is a number of seconds from 0 to {MAX_HOLD_S:g}"})
+                return
+            async with GATE.turn():
+                await asyncio.sleep(seconds)
+        self.set_header("Cache-Control", "no-store")
+        self.write({"pages": GATE.pages, "pid": os.getpid()})
+
+
 def install() -> list[tuple]:
-    """Register the session callbacks; the URL pattern to serve."""
+    """Register the session callbacks; the URL patterns to serve."""
     pn.state.on_session_created(_created)
     pn.state.on_session_destroyed(_destroyed)
-    return [(r"/_test/sessions", SessionCounts)]
+    return [(r"/_test/sessions", SessionCounts), (r"/_test/gate", GatePages)]

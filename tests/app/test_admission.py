@@ -37,6 +37,25 @@ def test_builds_take_turns_in_arrival_order():
     assert (gate.waiting, gate.building) == (0, 0)
 
 
+def test_pages_counts_those_waiting_and_the_one_in_its_turn():
+    gate = PageGate(yields=2)
+    seen: list[int] = []
+
+    async def page() -> None:
+        async with gate.turn():
+            seen.append(gate.pages)
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        assert gate.pages == 0
+        await asyncio.gather(*(page() for _ in range(3)))
+
+    asyncio.run(main())
+    # The first build sees the other two waiting, and so on; then the gate is empty.
+    assert seen == [3, 2, 1]
+    assert gate.pages == 0
+
+
 @pytest.mark.parametrize("yields, steps_done_first", [(0, 0), (4, 4), (10, 6)])
 def test_work_already_ready_runs_before_the_build(yields, steps_done_first):
     """A websocket's next steps (each scheduling the next) run in the turns before a build."""

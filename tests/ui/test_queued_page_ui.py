@@ -3,21 +3,35 @@
 While a class arrives, a page's session waits for the sessions asked for
 before it (``app/admission.py``). Its first bytes, the document's head and the
 loading notice, are sent before it waits; the rest of the page follows once it
-is built. These tests make a page wait behind three lesson pages fetched over
-plain HTTP, then check in Chromium that nothing of the split shows.
+is built. These tests hold the gate for a while (the test-only
+``/_test/gate?hold=``, as a slow build would) and queue three lesson pages
+fetched over plain HTTP behind it, so that a page asked for next must wait;
+then they check in Chromium that nothing of the split shows.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+import urllib.error
 import urllib.request
 
+import pytest
 from pagekit import TIMEOUT, button
 from playwright.sync_api import expect
 
 #: A lesson page: the costliest session to build, so the queue lasts a while.
 AHEAD = "/lessons/dependency-schedule"
 PAGES_AHEAD = 3
+#: How long the gate is held before the pages ahead are built (seconds).
+HOLD_S = 3.0
+
+
+@pytest.fixture(scope="module")
+def server(ui):
+    """A server with the test-only endpoints, which say how many pages its gate holds."""
+    with ui.running_server(env={"OVERLAP_LAB_TEST_HOOKS": "1"}, probe="/liveness") as running:
+        yield running.url
 
 
 def _fetch_ahead(base: str) -> list[threading.Thread]:
@@ -31,8 +45,27 @@ def _fetch_ahead(base: str) -> list[threading.Thread]:
     return threads
 
 
+def _pages_in_gate(base: str) -> int:
+    with urllib.request.urlopen(base + "/_test/gate", timeout=10) as response:
+        return json.load(response)["pages"]
+
+
+def _hold_gate(base: str, seconds: float) -> threading.Thread:
+    def hold() -> None:
+        with urllib.request.urlopen(f"{base}/_test/gate?hold={seconds}", timeout=60) as response:
+            response.read()
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    return thread
+
+
 def test_a_queued_page_shows_the_notice_first_then_the_widget(server, page, ui):
-    threads = _fetch_ahead(server)
+    holder = _hold_gate(server, HOLD_S)
+    # Lesson builds take some 50 ms: without the hold, the pages ahead could be built
+    # before the page is asked for, and it would not wait at all.
+    ui.wait_until(lambda: _pages_in_gate(server) >= 1, timeout=30)
+    threads = [holder, *_fetch_ahead(server)]
     with ui.no_console_errors(page) as errors:
         response = page.goto(server + "/bucket-timeline")
         body = response.text()
@@ -61,3 +94,11 @@ def test_a_page_that_does_not_wait_comes_in_one_piece(server, page, ui):
     assert body.count('id="ol-loading"') == 1
     ui.wait_rendered(page)
     assert page.locator("#ol-loading").count() == 0
+
+
+@pytest.mark.parametrize("hold", ["abc", "-1", "31", "nan"])
+def test_the_gate_hook_refuses_a_hold_it_cannot_keep(server, hold):
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{server}/_test/gate?hold={hold}", timeout=10)
+    assert refused.value.code == 400
+    assert _pages_in_gate(server) == 0

@@ -101,13 +101,14 @@ def test_closed_sessions_leave_no_objects_behind(hooked, browser, ui):
     hooked.log.assert_no_traceback()
 
 
-def test_the_test_endpoint_is_not_served_normally(server):
+@pytest.mark.parametrize("path", ["/_test/sessions", "/_test/gate"])
+def test_the_test_endpoints_are_not_served_normally(server, path):
     try:
-        urllib.request.urlopen(f"{server}/_test/sessions", timeout=10)
+        urllib.request.urlopen(f"{server}{path}", timeout=10)
     except urllib.error.HTTPError as exc:
         assert exc.code == 404
     else:
-        pytest.fail("/_test/sessions answered without OVERLAP_LAB_TEST_HOOKS=1")
+        pytest.fail(f"{path} answered without OVERLAP_LAB_TEST_HOOKS=1")
 
 
 def test_liveness_answers(server):
