@@ -81,7 +81,6 @@ def _unclassed(options: dict) -> list[str]:
 def test_test_hooks_are_off_unless_asked(monkeypatch):
     monkeypatch.delenv(TEST_HOOKS_ENV, raising=False)
     options = server_options(port=5006, address="localhost")
-    # Only the widgets' bundles, readable from other origins (script-tag embeds).
     # Only the index and the widgets' bundles, readable from other origins (script-tag embeds).
     assert _unclassed(options) == ["/?", "/components/(.*)"]
     monkeypatch.setenv(TEST_HOOKS_ENV, "1")
@@ -90,6 +89,7 @@ def test_test_hooks_are_off_unless_asked(monkeypatch):
         "/?",
         "/components/(.*)",
         "/_test/sessions",
+        "/_test/gate",
     ]
 
 

@@ -255,23 +255,36 @@ def assert_only_local(urls: list[str], base_url: str) -> None:
 
 
 @dataclass
-class FrameCounter:
-    """Websocket frames between the browser and the server since the last ``reset()``.
+class _Socket:
+    """The page's messages on one websocket, and the server's answers to them."""
 
-    It also follows Bokeh's protocol: every message the page sends is answered
-    (``OK`` after a patch) once the server has handled it, and that answer may
-    come after the changes it caused; a message arrives as several frames (a
-    header, its metadata and content, then any buffers), each its own event.
-    ``settled`` is true once every message the page sent has been answered and
-    no message from the server is partly received.
+    asked: set[str] = field(default_factory=set)
+    answered: set[str] = field(default_factory=set)
+    closed: bool = False
+
+    @property
+    def settled(self) -> bool:
+        return self.closed or not self.asked - self.answered
+
+
+@dataclass
+class FrameCounter:
+    """Websocket messages between the browser and the server since the last ``reset()``.
+
+    A Bokeh message is several frames (a header, its metadata and content, then
+    two per buffer), each its own event; only its header says it is a new
+    message, so messages are counted by their headers, and the frames of a
+    message that began before ``reset()`` are not counted again. Every message
+    the page sends is answered (``OK`` after a patch) once the server has
+    handled it, and that answer may come after the changes it caused:
+    ``settled`` is true once, on every open websocket, every message the page
+    sent has been answered.
     """
 
     sent: int = 0
     received: int = 0
     payloads: list[str] = field(default_factory=list)
-    _asked: set[str] = field(default_factory=set)
-    _answered: set[str] = field(default_factory=set)
-    _frames_to_come: int = 0
+    _sockets: list[_Socket] = field(default_factory=list)
 
     def reset(self) -> None:
         self.sent = 0
@@ -280,50 +293,59 @@ class FrameCounter:
 
     @property
     def settled(self) -> bool:
-        return self._frames_to_come == 0 and not self._asked - self._answered
+        return all(s.settled for s in self._sockets)
 
-    def _on_sent(self, payload) -> None:
-        self.sent += 1
-        text = payload if isinstance(payload, str) else f"<{len(payload)} bytes>"
-        self.payloads.append(text[:300])
-        msgid = _header(payload).get("msgid")
-        if msgid:
-            self._asked.add(msgid)
+    def pending(self) -> str:
+        """What keeps it from being settled, for a failure message."""
+        return "; ".join(
+            f"socket {k}: {len(s.asked - s.answered)} messages unanswered"
+            for k, s in enumerate(self._sockets)
+            if not s.settled
+        )
 
-    def _on_received(self, payload) -> None:
-        self.received += 1
-        text = payload if isinstance(payload, str) else f"<{len(payload)} bytes>"
-        self.payloads.append(f"received: {text[:300]}")
-        if self._frames_to_come:
-            self._frames_to_come -= 1
-            return
+    def watch(self, ws) -> None:
+        """Count the messages of ``ws`` (a Playwright ``WebSocket``)."""
+        socket = _Socket()
+        self._sockets.append(socket)
+        ws.on("framesent", lambda payload: self._on_sent(socket, payload))
+        ws.on("framereceived", lambda payload: self._on_received(socket, payload))
+        ws.on("close", lambda _ws: setattr(socket, "closed", True))
+
+    def _on_sent(self, socket: _Socket, payload) -> None:
         header = _header(payload)
-        self._frames_to_come = 2 + int(header.get("num_buffers", 0) or 0)
+        if not header:
+            return
+        self.sent += 1
+        self.payloads.append(str(payload)[:300])
+        if header.get("msgid"):
+            socket.asked.add(header["msgid"])
+
+    def _on_received(self, socket: _Socket, payload) -> None:
+        header = _header(payload)
+        if not header:
+            return
+        self.received += 1
+        self.payloads.append(f"received: {str(payload)[:300]}")
         if header.get("reqid"):
-            self._answered.add(header["reqid"])
+            socket.answered.add(header["reqid"])
 
 
 def _header(payload) -> dict:
     """A Bokeh message's header frame as a dict (``{}`` for its other frames)."""
-    if not isinstance(payload, str) or '"msgtype"' not in payload:
+    if not isinstance(payload, str) or '"msgtype"' not in payload or '"msgid"' not in payload:
         return {}
     try:
         header = json.loads(payload)
     except ValueError:
         return {}
-    return header if isinstance(header, dict) else {}
+    return header if isinstance(header, dict) and "msgtype" in header else {}
 
 
 @pytest.fixture
 def ws_frames(page) -> FrameCounter:
     """Counts frames on every websocket the page opens (attach before navigating)."""
     counter = FrameCounter()
-
-    def watch(ws) -> None:
-        ws.on("framesent", counter._on_sent)
-        ws.on("framereceived", counter._on_received)
-
-    page.on("websocket", watch)
+    page.on("websocket", counter.watch)
     return counter
 
 

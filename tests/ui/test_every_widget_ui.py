@@ -220,10 +220,14 @@ def test_playing_sends_no_websocket_messages(page: Page, server: str, ui, ws_fra
     ui.open_widget(page, f"{server}/{name}")
     button(page, "Play").click()
     expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
-    # Count from when the page's own clock has started moving and the server has
-    # answered Play (its OK can trail the changes it sent), over a span the page measures.
+    # Count messages from when the page's own clock has started moving and the server
+    # has answered Play (its OK can trail the changes it sent), over a span the page
+    # measures.
     ui.wait_until(lambda: value_of(page, "Elapsed time"), timeout=10)
-    ui.wait_until(lambda: ws_frames.settled, timeout=10)
+    try:
+        ui.wait_until(lambda: ws_frames.settled, timeout=10)
+    except AssertionError:
+        pytest.fail(f"the websocket did not settle after Play: {ws_frames.pending()}")
     ws_frames.reset()
     start = value_of(page, "Elapsed time")
     span = 4 * WIDGETS[name].create().clock.step_size
