@@ -56,7 +56,7 @@ class PageGate:
     @property
     def busy(self) -> bool:
         """A page arriving now would wait: a session is being built or another page is waiting."""
-        return bool(self.waiting or (self._lock is not None and self._lock.locked()))
+        return self.pages > 0
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
