@@ -9,7 +9,7 @@ import sys
 
 import panel as pn
 
-from widgets.traces.commands import add_trace_commands, run_trace_command
+from traces.commands import add_trace_commands, run_trace_command
 
 from .serve_options import ServeOptions
 

@@ -110,7 +110,7 @@ def _ranks() -> str:
 
 
 def _trace() -> str:
-    from widgets.traces.trace_view import TraceViewConfig
+    from widgets.trace_viewer.model import TraceViewConfig
 
     r = TraceViewConfig().result()
     lanes: list[Lane] = []

@@ -34,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 EQUIVALENT = Path(__file__).with_name("mutation_equivalent.txt")
-COPIED = ("app", "widgets", "lessons", "tests", "pyproject.toml")
+COPIED = ("app", "widgets", "lessons", "traces", "tests", "pyproject.toml")
 
 _BINOPS = {
     ast.Add: ast.Sub,

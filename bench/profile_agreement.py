@@ -2,7 +2,7 @@
 
 Target (issue 20): on the recorded CPU run, the imported and the recorded
 traces agree on every bucket's size exactly and on the exposed tail within
-max(10 %, 1 ms). Each run is ``widgets.traces.recorder.profiled`` (2 gloo
+max(10 %, 1 ms). Each run is ``traces.recorder.profiled`` (2 gloo
 ranks, 6 layers of 1 MiB, bucket cap 2 MiB, 3 profiled iterations); per
 iteration and rank it compares the import's buckets and exposed tail with the
 recorder's, and the tail again with the profile read as the recorder's hooks
@@ -18,10 +18,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from widgets.traces import load_trace
-from widgets.traces.profiler import import_profiles
-from widgets.traces.recorder import profiled
-from widgets.traces.summary import summary
+from traces import load_trace
+from traces.profiler import import_profiles
+from traces.recorder import profiled
+from traces.summary import summary
 
 RESULTS = Path(__file__).resolve().parent / "profile_agreement.json"
 

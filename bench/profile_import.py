@@ -29,7 +29,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from widgets.traces.profiler import read_profile
+from traces.profiler import read_profile
 
 OPS = ["aten::mm", "aten::addmm", "aten::t", "aten::view", "aten::add_", "aten::mul", "aten::sum"]
 

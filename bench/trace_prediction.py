@@ -12,7 +12,7 @@ layers differ in size) it records the four bucket layouts in one run, their
 iterations alternating, with backward alone and all-reduces alone in every
 round (``overlap-lab record``). Then for every case (each pair of layouts
 fitted, each other layout predicted) it fits the model
-(``widgets/traces/fit.py``, with 90 % bootstrap intervals of its terms)
+(``traces/fit.py``, with 90 % bootstrap intervals of its terms)
 and the plain baseline (the same fit without contention: FIFO alpha-beta),
 predicts the target's median with each and prints both beside the
 measurement, marking the targets of ``bench.trace_protocol`` and, where the
@@ -49,10 +49,10 @@ from bench.trace_protocol import (
     tail_ok,
     tally,
 )
-from widgets.traces import PredictionRefused, TraceError, compare, fit, load_trace
-from widgets.traces.measure import measure, quiet_iterations
-from widgets.traces.recorder import machine
-from widgets.traces.recorder.demo import record_demo
+from traces import PredictionRefused, TraceError, compare, fit, load_trace
+from traces.measure import measure, quiet_iterations
+from traces.recorder import machine
+from traces.recorder.demo import record_demo
 
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "trace_results.json"

@@ -8,7 +8,7 @@ and how the cases add up, so that all of it can be unit-tested by hand.
   torch threads per rank, and three or four bucket caps recorded together,
   their iterations alternating. Where the ranks' threads outnumber the cores
   (two threads per rank on two cores), ``overlap-lab record`` has them sleep
-  while they wait (``widgets.traces.recorder.demo.rank_environment``).
+  while they wait (``traces.recorder.demo.rank_environment``).
 - Its **cases** are every fit-two-predict-one choice: each pair of layouts
   fitted, each other layout predicted (4 layouts: 6 pairs x 2 targets = 12).
 - A case **hits** when backward return is within ``RETURN_TARGET_PCT`` of the

@@ -12,11 +12,11 @@ from dataclasses import fields
 
 import numpy as np
 
+from traces import error_pct, measure, summarize
 from widgets.model import buckets
 from widgets.model.fluid_queue import FluidQueue, Segment
 from widgets.model.ranks_view import SCENARIO_SETTINGS, RanksConfig, sweep_layers_per_bucket
-from widgets.traces import error_pct, measure, summarize
-from widgets.traces.trace_view import TraceViewConfig
+from widgets.trace_viewer.model import TraceViewConfig
 
 BUCKETS, QUEUE, RANKS, TRACE = "bucket-timeline", "queue-lab", "ranks", "trace"
 

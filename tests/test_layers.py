@@ -29,10 +29,10 @@ VIEWS = (
         "widgets.model.buckets, widgets.model.fluid_queue, widgets.model.timeline, "
         "widgets.model.settings, widgets.model.ranks, widgets.model.ranks_view",
         # The trace package: format, import, fit and the trace view's numbers (torch: never).
-        "widgets.traces, widgets.traces.trace_view, widgets.traces.trace_words, "
-        "widgets.traces.upload, widgets.traces.profiler, "
-        "widgets.traces.profiler_convert, widgets.traces.summary, widgets.traces.shipped, "
-        "widgets.traces.commands",
+        "traces, widgets.trace_viewer.model, widgets.trace_viewer.text, "
+        "traces.upload, traces.profiler, "
+        "traces.profiler_convert, traces.summary, traces.shipped, "
+        "traces.commands",
         # Lessons are parsed and checked without a view (the registry imports none).
         "lessons, lessons.check, widgets.registry",
         # URL settings and text parsing are plain Python.

@@ -21,7 +21,7 @@ from .model.buckets import BucketConfig
 from .model.fluid_queue import FluidQueue
 from .model.ranks_view import RanksConfig
 from .model.settings import setting_names
-from .traces.trace_view import TraceViewConfig
+from .trace_viewer.model import TraceViewConfig
 from .url_state import settings_from_query
 
 

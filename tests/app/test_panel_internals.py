@@ -21,7 +21,7 @@ from panel.io.state import set_curdoc
 from app import panel_internals as internals
 
 ROOT = Path(__file__).resolve().parents[2]
-OWN_CODE = ("app", "widgets", "lessons", "bench", "tools")
+OWN_CODE = ("app", "widgets", "lessons", "traces", "bench", "tools")
 FENCE = ROOT / "app" / "panel_internals.py"
 #: Our own private names that code outside a class may reach (not Panel's or Bokeh's).
 OWN_PRIVATE_OK = {"_SubParsersAction", "_exit"}

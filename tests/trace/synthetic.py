@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from traces import FORMAT, VERSION
 from widgets.model.ranks import rank_schedule
-from widgets.traces import FORMAT, VERSION
 
 MIB = 1024 * 1024
 N_PARAMS = 12

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDER = ROOT / "widgets" / "traces" / "recorder"
+RECORDER = ROOT / "traces" / "recorder"
 
 # Builds every route once, as `overlap-lab serve` does at start-up, runs the
 # commands that read traces and profiles, then says whether torch was loaded.
@@ -26,11 +26,11 @@ warm(build_routes())
 import app, lessons, widgets
 for package in (app, lessons, widgets):
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        if not info.name.startswith("widgets.traces.recorder"):
+        if not info.name.startswith("traces.recorder"):
             importlib.import_module(info.name)
-from widgets.traces.commands import run_trace_command
+from traces.commands import run_trace_command
 parser = build_parser()
-shipped = "widgets/traces/shipped/one-bucket.json"
+shipped = "traces/shipped/one-bucket.json"
 for argv in (["summary", shipped], ["fit", shipped], ["chrome", shipped, "--out", sys.argv[1]]):
     run_trace_command(parser.parse_args(argv))
 print("torch" in sys.modules)
@@ -53,7 +53,7 @@ def test_only_the_recorder_imports_torch() -> None:
     pattern = re.compile(r"^\s*(import torch|from torch)\b", re.MULTILINE)
     importers = {
         path.relative_to(ROOT).as_posix()
-        for folder in ("app", "widgets", "lessons")
+        for folder in ("app", "widgets", "lessons", "traces")
         for path in (ROOT / folder).rglob("*.py")
         if pattern.search(path.read_text(encoding="utf-8"))
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.profile_import import write_profile
-from widgets.traces.profiler import read_profile
+from traces.profiler import read_profile
 
 
 def test_the_synthetic_profile_imports_with_its_buckets(tmp_path) -> None:

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from widgets.traces import TraceError, profiler_read
-from widgets.traces.intervals import intersection, merge, subtract
-from widgets.traces.profiler import ProfileError, read_profile
-from widgets.traces.profiler_read import read_events
+from traces import TraceError, profiler_read
+from traces.intervals import intersection, merge, subtract
+from traces.profiler import ProfileError, read_profile
+from traces.profiler_read import read_events
 
 GOOD = Path(__file__).parent / "profiles" / "nccl_rank0.json"
 
@@ -260,8 +260,8 @@ def test_the_import_needs_no_torch() -> None:
 
     code = (
         "import sys\n"
-        "import widgets.traces.profiler, widgets.traces.profiler_convert\n"
-        "import widgets.traces.summary\n"
+        "import traces.profiler, traces.profiler_convert\n"
+        "import traces.summary\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

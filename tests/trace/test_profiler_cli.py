@@ -13,7 +13,7 @@ import pytest
 from test_trace_summary import DOCUMENT
 
 from app.cli import main
-from widgets.traces import load_trace
+from traces import load_trace
 
 PROFILES = Path(__file__).parent / "profiles"
 FILES = [PROFILES / "nccl_rank0.json", PROFILES / "nccl_rank1.json.gz"]

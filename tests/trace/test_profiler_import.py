@@ -29,10 +29,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from widgets.traces import from_document, measure, validate_trace
-from widgets.traces.profiler import ProfileError, import_profiles, read_profile
-from widgets.traces.profiler_convert import to_trace_document
-from widgets.traces.summary import summary, summary_text
+from traces import from_document, measure, validate_trace
+from traces.profiler import ProfileError, import_profiles, read_profile
+from traces.profiler_convert import to_trace_document
+from traces.summary import summary, summary_text
 
 HERE = Path(__file__).parent / "profiles"
 _spec = importlib.util.spec_from_file_location("make_nccl_profiles", HERE / "make_nccl_profiles.py")

@@ -1,6 +1,6 @@
 """A real torch.profiler recording of 2 gloo ranks, imported and set beside our recorder's trace.
 
-Both records are of the same iterations of one run (``widgets/traces/recorder/profiled.py``):
+Both records are of the same iterations of one run (``traces/recorder/profiled.py``):
 the recorder's hooks and the profiler watch the same buckets, so the import must
 find the same buckets with exactly the recorder's sizes, and the same exposed
 tail within max(10 %, 1 ms) once the profile is read the way the recorder's hooks
@@ -36,11 +36,11 @@ import pytest
 pytest.importorskip("torch")
 
 from bench.profile_agreement import recorder_view_tail_ms, tolerance_ms
-from widgets.traces import from_document, load_trace, measure, validate_trace
-from widgets.traces.profiler import import_profiles
-from widgets.traces.profiler_convert import to_trace_document
-from widgets.traces.recorder import profiled
-from widgets.traces.summary import summary
+from traces import from_document, load_trace, measure, validate_trace
+from traces.profiler import import_profiles
+from traces.profiler_convert import to_trace_document
+from traces.recorder import profiled
+from traces.summary import summary
 
 MIB = 1024 * 1024
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from widgets.traces.recorder.demo import rank_environment
+from traces.recorder.demo import rank_environment
 
 
 @pytest.mark.parametrize(

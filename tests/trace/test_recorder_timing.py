@@ -23,10 +23,10 @@ import torch.distributed as dist  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
-from widgets.traces import validate_trace  # noqa: E402
-from widgets.traces.recorder.demo import recorded_step  # noqa: E402
-from widgets.traces.recorder.recorder import TraceRecorder, build_trace  # noqa: E402
-from widgets.traces.recorder.timing import (  # noqa: E402
+from traces import validate_trace  # noqa: E402
+from traces.recorder.demo import recorded_step  # noqa: E402
+from traces.recorder.recorder import TraceRecorder, build_trace  # noqa: E402
+from traces.recorder.timing import (  # noqa: E402
     CudaEventTimer,
     EventTimer,
     HostTimer,

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from app.cli import main
-from widgets.traces import load_trace, measure, to_chrome_trace
+from traces import load_trace, measure, to_chrome_trace
 
 MIB = 1024 * 1024
 
@@ -139,7 +139,7 @@ def test_a_small_model_of_other_widths_without_isolated_timing(tmp_path) -> None
 
 
 def test_all_reduce_sizes_span_one_layer_to_the_whole_gradient() -> None:
-    from widgets.traces.recorder.isolated import allreduce_sizes
+    from traces.recorder.isolated import allreduce_sizes
 
     # 1 MiB to 8 MiB in 4 sizes: a ratio of 2 between neighbours, exactly.
     assert allreduce_sizes([MIB] * 8, 4) == [MIB, 2 * MIB, 4 * MIB, 8 * MIB]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from widgets.traces import load_trace
-from widgets.traces.profiler import import_profiles
-from widgets.traces.profiler_convert import to_trace_document
-from widgets.traces.shipped import PROFILED, profiled_example
-from widgets.traces.summary import summary
+from traces import load_trace
+from traces.profiler import import_profiles
+from traces.profiler_convert import to_trace_document
+from traces.shipped import PROFILED, profiled_example
+from traces.summary import summary
 
 MIB = 1024 * 1024
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from widgets.traces import fit, load_trace, predict_layout, to_chrome_trace
-from widgets.traces.shipped import DESCRIPTIONS, FOLDER, shipped
+from traces import fit, load_trace, predict_layout, to_chrome_trace
+from traces.shipped import DESCRIPTIONS, FOLDER, shipped
 
 LAYOUTS = {
     "one-layer-per-bucket.json": [1] * 12,

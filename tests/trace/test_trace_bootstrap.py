@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from synthetic import Truth, isolated_block, synthetic_document
 
-from widgets.traces import fit, from_document, resample_trace
-from widgets.traces.bootstrap import intervals, resamples_of
+from traces import fit, from_document, resample_trace
+from traces.bootstrap import intervals, resamples_of
 
 
 def _trace(seed: int = 0, isolated: bool = True, per_bucket=(3, 3, 3, 3), **kw):

@@ -8,7 +8,7 @@ from collections import defaultdict
 import pytest
 from synthetic import edited, synthetic_document
 
-from widgets.traces import from_document, to_chrome_trace
+from traces import from_document, to_chrome_trace
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 
-from widgets.traces import (
+from traces import (
     FORMAT,
     from_document,
     to_chrome_trace,

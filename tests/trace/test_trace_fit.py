@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from synthetic import Truth, edited, synthetic_document
 
-from widgets.traces import (
+from traces import (
     TraceError,
     buckets_for_cap,
     compare,

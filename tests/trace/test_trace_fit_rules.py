@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from widgets.traces import (
+from traces import (
     FORMAT,
     Fit,
     TraceError,

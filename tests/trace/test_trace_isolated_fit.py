@@ -14,7 +14,7 @@ import pytest
 from synthetic import MIB, Truth, isolated_block, synthetic_document
 from test_trace_fit_rules import _AB, _HALF, _document, _rank
 
-from widgets.traces import (
+from traces import (
     PredictionRefused,
     TraceError,
     compare,
@@ -212,7 +212,7 @@ def test_a_trace_without_the_block_has_no_isolated_arrays() -> None:
 
 
 def test_finalize_grows_with_the_last_bucket_along_a_line() -> None:
-    from widgets.traces.fit import _finalize_line
+    from traces.fit import _finalize_line
 
     # Layouts whose last bucket is 4 MiB (finalize 1, 1, 1.2 ms: median 1) and 12 MiB
     # (3 ms), and backward alone's one bucket of 48 MiB (12 ms): on the line 0.25 ms per
@@ -294,7 +294,7 @@ def test_the_prediction_runs_the_schedule_with_the_copies() -> None:
 
 
 def test_the_page_says_transfer_contention_is_backwards() -> None:
-    from widgets.traces.trace_words import fit_terms
+    from widgets.trace_viewer.text import fit_terms
 
     def why(f, term: str) -> tuple[bool, str]:
         row = next(r for r in fit_terms(f) if r["term"] == term)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from widgets.traces import (
+from traces import (
     MAX_TRACE_BYTES,
     Trace,
     TraceError,

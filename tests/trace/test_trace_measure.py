@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from synthetic import synthetic_document
 
-from widgets.traces import TraceError, from_document, measure, quiet_iterations, summarize
+from traces import TraceError, from_document, measure, quiet_iterations, summarize
 
 
 def test_a_tail_is_never_negative() -> None:

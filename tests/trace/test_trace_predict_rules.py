@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from synthetic import NAMES, edited, synthetic_document
 
-import widgets.traces as trace
-from widgets.traces import (
+import traces as trace
+from traces import (
     FORMAT,
     QUANTITIES,
     VERSION,
@@ -126,7 +126,7 @@ def test_all_lists_exactly_the_public_names_and_each_exists() -> None:
     for name in trace.__all__:
         assert getattr(trace, name) is not None, name
     namespace: dict = {}
-    exec("from widgets.traces import *", namespace)  # what a star import binds
+    exec("from traces import *", namespace)  # what a star import binds
     assert set(namespace) - {"__builtins__"} == PUBLIC
 
 

@@ -24,7 +24,7 @@ from bench.trace_protocol import (
     tail_ok,
     tally,
 )
-from widgets.traces import buckets_for_cap
+from traces import buckets_for_cap
 
 
 def test_three_layouts_give_three_cases() -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from synthetic import MIB, NAMES, edited, synthetic_document
 
-from widgets.traces import (
+from traces import (
     FORMAT,
     MAX_TRACE_BYTES,
     VERSION,
@@ -216,7 +216,7 @@ def test_a_large_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
 
 def test_the_trace_model_imports_without_torch() -> None:
     code = (
-        "import sys, widgets.traces, widgets.model.ranks, widgets.traces.commands.recorded\n"
+        "import sys, traces, widgets.model.ranks, traces.commands.recorded\n"
         "loaded = {'torch', 'panel', 'bokeh'} & set(sys.modules)\n"
         "assert not loaded, loaded\n"
     )

@@ -13,7 +13,7 @@ import inspect
 import pytest
 from synthetic import edited
 
-from widgets.traces import TraceError, check_schema, validate_trace
+from traces import TraceError, check_schema, validate_trace
 
 
 def _document() -> dict:

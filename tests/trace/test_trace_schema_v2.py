@@ -8,8 +8,8 @@ import json
 import pytest
 from synthetic import edited, two_parameter_document, two_parameter_rank
 
-from widgets.traces import TraceError, from_document, validate_trace
-from widgets.traces.shipped import shipped
+from traces import TraceError, from_document, validate_trace
+from traces.shipped import shipped
 
 # One iteration of two ranks; every time below is checked against these by hand.
 # Rank 0: bucket 0 issued 12.5, complete 16; bucket 1 issued 14.5, complete 18.

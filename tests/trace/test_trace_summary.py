@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from widgets.traces import TraceError, from_document
-from widgets.traces.summary import summary, summary_text
+from traces import TraceError, from_document
+from traces.summary import summary, summary_text
 
 MIB = 1024 * 1024
 

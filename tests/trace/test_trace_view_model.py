@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from synthetic import synthetic_document, two_parameter_document, two_parameter_rank
 
-from widgets.traces import from_document, measure, parse_trace, summarize
-from widgets.traces.trace_view import MEDIAN, TraceViewConfig, shipped_traces, trace_view, what_if
-from widgets.traces.trace_words import machine_summary, shares_cores
+from traces import from_document, measure, parse_trace, summarize
+from widgets.trace_viewer.model import MEDIAN, TraceViewConfig, shipped_traces, trace_view, what_if
+from widgets.trace_viewer.text import machine_summary, shares_cores
 
 _rank = two_parameter_rank
 

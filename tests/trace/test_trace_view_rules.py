@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 from synthetic import edited, synthetic_document, two_parameter_document, two_parameter_rank
 
+from traces import QUANTITIES, fit, from_document, parse_trace
+from traces.shipped import shipped
 from widgets.model.settings import hint_of, is_setting, setting_names, unit_of
-from widgets.traces import QUANTITIES, fit, from_document, parse_trace
-from widgets.traces.shipped import shipped
 
 # Imported by name at run time: mutation runs choose their test files explicitly.
-tv = importlib.import_module("widgets.traces." + "trace_view")
-words_of = importlib.import_module("widgets.traces." + "trace_words")
+tv = importlib.import_module("widgets.trace_viewer." + "model")
+words_of = importlib.import_module("widgets.trace_viewer." + "text")
 
 
 # --- the settings, as the page shows them -----------------------------------------------------
@@ -40,7 +40,7 @@ SETTINGS = {
     "what_if_cap_mb": ("What-if bucket cap", "MiB", None, (1.0, 1024.0), 20.0),
     "trace": ("Shipped trace", "", None, None, "three-layers-per-bucket.json"),
 }
-# The shipped traces, in the order of widgets/traces/shipped/README.md's table.
+# The shipped traces, in the order of traces/shipped/README.md's table.
 SHIPPED = [
     "one-layer-per-bucket.json",
     "three-layers-per-bucket.json",

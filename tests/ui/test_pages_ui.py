@@ -258,7 +258,7 @@ def trace_readouts(settings: dict) -> dict[str, str]:
 
 def _initial_settings(block: WidgetBlock) -> dict:
     if block.widget == "trace":
-        from widgets.traces.trace_view import TraceViewConfig
+        from widgets.trace_viewer.model import TraceViewConfig
 
         defaults = {
             k: TraceViewConfig.param[k].default for k in (*TRACE_CONTROLS.values(), "trace")

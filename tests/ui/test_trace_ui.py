@@ -18,11 +18,11 @@ from pathlib import Path
 from pagekit import TIMEOUT, button, field, readout
 from playwright.sync_api import Page, expect
 
+from traces import MAX_TRACE_BYTES, parse_trace
+from traces.shipped import shipped
+from traces.upload import MAX_UPLOAD_BYTES, load_upload_files
 from widgets.common.formatting import MILLISECONDS
 from widgets.trace_viewer.component import TraceView
-from widgets.traces import MAX_TRACE_BYTES, parse_trace
-from widgets.traces.shipped import shipped
-from widgets.traces.upload import MAX_UPLOAD_BYTES, load_upload_files
 
 PROFILES = Path(__file__).resolve().parents[1] / "trace" / "profiles"
 

@@ -32,12 +32,12 @@ from pathlib import Path
 import pytest
 from drive import FakeWall
 
+from traces import MAX_TRACE_BYTES, TERMS
+from traces.shipped import shipped
+from traces.upload import MAX_UNPACKED_BYTES, MAX_UPLOAD_BYTES
 from widgets.registry import WIDGETS
 from widgets.trace_viewer.component import MAX_UPLOAD_MESSAGE_BYTES, STEP_ORDER, TraceView
-from widgets.traces import MAX_TRACE_BYTES, TERMS
-from widgets.traces.shipped import shipped
-from widgets.traces.trace_view import shipped_traces
-from widgets.traces.upload import MAX_UNPACKED_BYTES, MAX_UPLOAD_BYTES
+from widgets.trace_viewer.model import shipped_traces
 
 
 def _synthetic():

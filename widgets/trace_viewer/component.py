@@ -30,12 +30,7 @@ import numpy as np
 import panel as pn
 import param
 
-from ..common.component import WidgetComponent
-from ..common.fields import field_specs
-from ..common.formatting import MILLISECONDS, Quantity, plain_number
-from ..common.parsing import parse_setting
-from ..model.timeline import Clock
-from ..traces import (
+from traces import (
     MAX_TRACE_BYTES,
     QUANTITIES,
     Trace,
@@ -44,10 +39,24 @@ from ..traces import (
     refusal,
     summarize,
 )
-from ..traces import measure as measure_trace
-from ..traces.shipped import DESCRIPTIONS
-from ..traces.trace_view import TraceViewConfig, TraceViewResult, shipped_traces
-from ..traces.trace_words import (
+from traces import measure as measure_trace
+from traces.shipped import DESCRIPTIONS
+from traces.upload import (
+    MAX_UNPACKED_BYTES,
+    MAX_UPLOAD_BYTES,
+    MAX_UPLOAD_FILES,
+    NAME_CHARS,
+    Upload,
+    load_upload_files,
+)
+
+from ..common.component import WidgetComponent
+from ..common.fields import field_specs
+from ..common.formatting import MILLISECONDS, Quantity, plain_number
+from ..common.parsing import parse_setting
+from ..model.timeline import Clock
+from .model import TraceViewConfig, TraceViewResult, shipped_traces
+from .text import (
     cores_known,
     fit_terms,
     layout_words,
@@ -58,14 +67,6 @@ from ..traces.trace_words import (
     run_metadata,
     shares_cores,
     what_if_layout,
-)
-from ..traces.upload import (
-    MAX_UNPACKED_BYTES,
-    MAX_UPLOAD_BYTES,
-    MAX_UPLOAD_FILES,
-    NAME_CHARS,
-    Upload,
-    load_upload_files,
 )
 
 HERE = Path(__file__).resolve().parent

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.ranks import RankSchedule, rank_schedule
+from widgets.model.ranks import RankSchedule, rank_schedule
+
 from . import identify
 from .fit import Fit
 from .load import Trace, TraceError

@@ -1,8 +1,8 @@
 """One run, two records: torch.profiler and overlap-lab's TraceRecorder on the same DDP iterations.
 
-How the shipped profiler example (``widgets/traces/shipped/profiled/``) was made,
+How the shipped profiler example (``traces/shipped/profiled/``) was made,
 and what the profile-import test records: ``python -m
-widgets.traces.recorder.profiled --out DIR [--gzip]``, or ``record(out_dir)``,
+traces.recorder.profiled --out DIR [--gzip]``, or ``record(out_dir)``,
 starts two gloo ranks on 127.0.0.1. Each trains 6 x Linear(512, 512, bias=False) (1 MiB of gradient
 per layer, like the demo model but smaller), bucket cap 2 MiB, batch 64, one
 thread, for 5 iterations under both the recorder and ``torch.profiler`` (CPU
@@ -37,8 +37,8 @@ def _rank(args: argparse.Namespace) -> None:
     from torch import nn
     from torch.nn.parallel import DistributedDataParallel
 
-    from widgets.traces.recorder.demo import recorded_step
-    from widgets.traces.recorder.recorder import TraceRecorder, write_trace
+    from traces.recorder.demo import recorded_step
+    from traces.recorder.recorder import TraceRecorder, write_trace
 
     torch.set_num_threads(1)
     dist.init_process_group(
@@ -72,7 +72,7 @@ def _rank(args: argparse.Namespace) -> None:
 
 def record(out_dir: Path, timeout_s: float = 120, gzipped: bool = False) -> None:
     """Run both ranks; raise ``RuntimeError`` with their output when one fails."""
-    from widgets.traces.recorder.demo import free_port
+    from traces.recorder.demo import free_port
 
     port = free_port()
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
@@ -123,6 +123,6 @@ if __name__ == "__main__":
         record(Path(args.out), gzipped=args.gzip)
         sys.exit(0)
     _rank(args)
-    # As in widgets.traces.recorder.demo: leave without static destructors (gloo's threads).
+    # As in traces.recorder.demo: leave without static destructors (gloo's threads).
     sys.stdout.flush()
     os._exit(0)

@@ -1,7 +1,7 @@
 """Example traces of real DDP runs, shipped with the package (see README.md in this folder).
 
 ``shipped()`` maps each file name to its path and ``DESCRIPTIONS`` says what
-layout each one records; load one with ``widgets.traces.load_trace``.
+layout each one records; load one with ``traces.load_trace``.
 ``profiled_example()`` gives the torch.profiler example's files.
 """
 

@@ -15,7 +15,7 @@ Usage, on every rank, after ``init_process_group`` and wrapping the model::
     if trace is not None:                        # rank 0 gets the whole trace
         write_trace(trace, "run.json")
 
-What it records, per rank and iteration (format: ``widgets/traces/schema_v2.json``):
+What it records, per rank and iteration (format: ``traces/schema_v2.json``):
 
 - ``forward_start``, ``backward_start``, ``backward_return``, ``optimizer_start`` and
   ``optimizer_end``: when the ``iteration()``, ``backward()`` and ``optimizer()``
@@ -33,7 +33,7 @@ What it records, per rank and iteration (format: ``widgets/traces/schema_v2.json
 Every time is on ``time.perf_counter_ns``, a clock the processes on one machine
 share, so ranks line up on one axis (ranks on different machines would need
 their clocks aligned first; this recorder does not do that). How each is read
-is the ``timer`` (``widgets.traces.recorder.timing``), named in the metadata's
+is the ``timer`` (``traces.recorder.timing``), named in the metadata's
 ``times``:
 
 **Host times** (``HostTimer``, the default for a model on the CPU): clock
@@ -81,7 +81,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from widgets.traces import FORMAT, VERSION, validate_trace, write_trace
+from traces import FORMAT, VERSION, validate_trace, write_trace
 
 __all__ = ["TraceRecorder", "build_trace", "write_trace"]
 
@@ -97,9 +97,9 @@ class TraceRecorder:
     communication hook per model, registered before the first backward).
     With ``communicate=False`` the hook holds communication back: it hands each
     bucket back at once, unreduced, so backward runs with all of DDP's own
-    bookkeeping but no all-reduce (backward alone, for ``widgets.traces.recorder.isolated``;
+    bookkeeping but no all-reduce (backward alone, for ``traces.recorder.isolated``;
     the ranks' gradients are then not averaged, so use it on a model kept for timing).
-    ``timer`` reads the time (``widgets.traces.recorder.timing``); by default CUDA
+    ``timer`` reads the time (``traces.recorder.timing``); by default CUDA
     events when the model's parameters are on a CUDA device, the host clock otherwise.
     """
 

@@ -3,7 +3,7 @@
 Other widths (and layers of different sizes) via ``widths``.
 
 ``record_demo`` (torch-free) starts one worker process per rank,
-``python -m widgets.traces.recorder.demo --rank R ...``, which meet on 127.0.0.1 at a free
+``python -m traces.recorder.demo --rank R ...``, which meet on 127.0.0.1 at a free
 port; rank 0 gathers the trace and writes it to a temporary file, which is
 validated and moved to the destination only when the run succeeded. Each
 layer's gradient is 1024 x 1024 float32 = 4 MiB, so a bucket cap of X MiB puts
@@ -194,12 +194,12 @@ def record_demo(
     the feature sizes through the model (L + 1 numbers for L bias-free linear
     layers; default 12 layers of 1024). Unless ``isolated_sizes`` is 0, every
     round also runs backward alone and all-reduces alone at that many sizes
-    (``widgets.traces.recorder.isolated``), stored in every trace. ``progress``
+    (``traces.recorder.isolated``), stored in every trace. ``progress``
     receives rank 0's progress lines as they come. Returns the trace (a list of
     them for a list of caps). Raises ``RuntimeError`` with the workers' output
     when a rank fails; nothing is written then.
     """
-    from widgets.traces import validate_trace
+    from traces import validate_trace
 
     several = isinstance(bucket_cap_mb, list | tuple)
     caps = list(bucket_cap_mb) if several else [bucket_cap_mb]
@@ -216,7 +216,7 @@ def record_demo(
         common = [
             sys.executable,
             "-m",
-            "widgets.traces.recorder.demo",
+            "traces.recorder.demo",
             "--port",
             str(port),
             "--world-size",

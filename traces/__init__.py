@@ -18,8 +18,7 @@ one optional part that imports torch (the ``trace`` extra).
 - ``profiler_read``, ``profiler``, ``profiler_convert``: torch.profiler files
   (one per rank, gzipped or not) read as data, measured, and made a trace;
 - ``summary``: per iteration and rank the buckets, ends, tail and overlap;
-- ``trace_view``: a trace beside the model, for the trace viewer widget;
-  ``trace_words``: its run in words; ``upload``: reading an upload's files;
+- ``upload``: reading an upload's files (a trace, or profiler files);
 - ``shipped/``: example traces of real runs; ``commands/``: the ``overlap-lab``
   trace commands; ``recorder/``: the torch-side recorder.
 """

@@ -22,7 +22,7 @@ term down separately:
   backward runs with DDP's own bookkeeping and no communication at all.
 
 ``gather`` collects both on rank 0 as the trace's ``isolated`` block
-(``widgets/traces/schema_v2.json``): durations in ms, and backward-alone
+(``traces/schema_v2.json``): durations in ms, and backward-alone
 gradient times in ms from each rank's backward start.
 """
 

@@ -2,7 +2,7 @@
 
 - ``import PROFILE... --out TRACE.json [--force]``: one torch.profiler trace per
   rank (``.json`` or ``.json.gz``, any subset of the ranks) becomes an
-  overlap-lab trace (format version 2; ``widgets.traces.profiler_convert`` says
+  overlap-lab trace (format version 2; ``traces.profiler_convert`` says
   how each field is made);
 - ``summary FILE... [--json]``: per iteration and rank the buckets, backward end,
   communication end, exposed tail, step and overlap, then the medians, of a
@@ -18,11 +18,11 @@ import json
 import sys
 from pathlib import Path
 
-from widgets.traces import TraceError, load_trace, write_trace
-from widgets.traces.profiler import ProfileError, import_profiles
-from widgets.traces.profiler_convert import to_trace_document
-from widgets.traces.summary import summary, summary_text
-from widgets.traces.upload import SNIFF_BYTES, file_kind
+from traces import TraceError, load_trace, write_trace
+from traces.profiler import ProfileError, import_profiles
+from traces.profiler_convert import to_trace_document
+from traces.summary import summary, summary_text
+from traces.upload import SNIFF_BYTES, file_kind
 
 COMMANDS = ("import", "summary")
 

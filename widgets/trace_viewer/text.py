@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import TERMS, Fit, Trace
-from .trace_view import WhatIf
+from traces import TERMS, Fit, Trace
+
+from .model import WhatIf
 
 #: What a run's ``OMP_WAIT_POLICY`` meant for its threads (the recorder notes it).
 WAIT_POLICY_WORDS = {

@@ -23,10 +23,10 @@ and the traces to fit on into a ``TraceViewResult``:
   that cap beside it when there is one. A trace the model cannot be fitted to
   is still drawn as measured, with the reason (``TraceViewResult.fit_error``).
 
-What the run was, in words, is ``trace_words``, and reading an upload's files is
+What the run was, in words, is ``text``, and reading an upload's files is
 ``upload``.
 
-Worked example (``tests/model/test_trace_view.py``): two ranks, two parameters
+Worked example (``tests/trace/test_trace_view_model.py``): two ranks, two parameters
 in one bucket each; rank 1 starts backward 1 ms after rank 0, so it is the late
 rank and t0 is its start; with its gradients 3 and 4 ms later and rank 0's at
 2 and 3 ms (from t0: 2 and 3 on rank 1, 1 and 2 on rank 0), bucket 0 is
@@ -42,8 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
-from ..model.settings import setting
-from . import (
+from traces import (
     QUANTITIES,
     Fit,
     Prediction,
@@ -56,7 +55,9 @@ from . import (
     predict_layout,
     summarize,
 )
-from .shipped import DESCRIPTIONS, shipped
+from traces.shipped import DESCRIPTIONS, shipped
+
+from ..model.settings import setting
 
 MEDIAN = 0  # the iteration setting's value for "the median iteration"
 DEFAULT_TRACE = "three-layers-per-bucket.json"

@@ -7,7 +7,7 @@ not, so a line through their durations puts contention into the overhead (on
 one machine the fit on 12 and 48 MiB buckets called 5.8 ms "overhead", and
 twelve 4 MiB transfers were then predicted to pay it twelve times). So
 ``overlap-lab record`` also measures, on the same ranks in the same run
-(``widgets.traces.recorder.isolated``; the trace's optional ``isolated`` block), the
+(``traces.recorder.isolated``; the trace's optional ``isolated`` block), the
 all-reduce alone at several sizes while nothing else runs (the way nccl-tests
 times a collective: warm-up, repetitions, median) and backward alone with
 communication held back. When a fitted trace has them, they fix the terms
@@ -74,7 +74,7 @@ so (``unidentified``): overhead, bandwidth and transfer contention are then
 not separately identified, and ``size_range`` is the fitted buckets' sizes.
 
 Every term can carry a bootstrap interval over iterations (``resamples``,
-``widgets.traces.bootstrap``), and ``widgets.traces.identify``
+``traces.bootstrap``), and ``traces.identify``
 refuses a layout that needs a term the fitted layouts do not constrain.
 ``contention=False`` gives the plain baseline: the same fit with c = c_t = 0
 and one collective at a time (FIFO alpha-beta, no contention), to show what

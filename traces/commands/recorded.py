@@ -1,7 +1,7 @@
 """``overlap-lab record``, ``fit``, ``predict``, ``trim``, ``chrome``: traces on the command line.
 
 Only ``record`` needs torch (in the worker processes it starts, from the
-``trace`` extra); the others read trace files with ``widgets.traces``.
+``trace`` extra); the others read trace files with ``traces``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from widgets.traces import (
+from traces import (
     QUANTITIES,
     Fit,
     TraceError,
