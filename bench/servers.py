@@ -12,11 +12,9 @@ A benchmark names its servers and the command that starts one on a given port::
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -26,24 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from bench.processes import STOP_GRACE, free_port, stop_process, wait_until_ok
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 
 STARTUP_TIMEOUT = 60.0  # s, for a server to answer its first request
-STOP_GRACE = 10.0  # s, between SIGTERM and SIGKILL
 MAX_RESTARTS = 3  # per run, over all servers
 
 T = TypeVar("T")
 
 #: Builds the command line of a server listening on the given port.
 Command = Callable[[int], list[str]]
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def app_command(port: int) -> list[str]:
@@ -88,32 +80,20 @@ def start_server(name: str, command: list[str], port: int, probe: str, tmp: Path
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
     server = Server(name, f"http://localhost:{port}", proc, log)
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{name} exited with {proc.returncode}:\n{server.log_text()}")
-        try:
-            with urllib.request.urlopen(server.url + probe, timeout=2) as response:
-                if response.status == 200:
-                    return server
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            pass
-        time.sleep(0.2)
+    if wait_until_ok(
+        server.url + probe,
+        proc,
+        STARTUP_TIMEOUT,
+        lambda code: RuntimeError(f"{name} exited with {code}:\n{server.log_text()}"),
+    ):
+        return server
     stop_server(server)
     raise RuntimeError(f"{name} did not answer within {STARTUP_TIMEOUT:.0f} s")
 
 
 def stop_server(server: Server) -> None:
     """SIGTERM, then SIGKILL after STOP_GRACE seconds; nothing if it already exited."""
-    proc = server.process
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=STOP_GRACE)
+    stop_process(server.process, STOP_GRACE)
 
 
 class Servers:

@@ -13,12 +13,11 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench.processes import stop_process, wait_until_ok
 
 REPO = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT = 30.0
@@ -86,27 +85,13 @@ def running_nginx(backends: list[str], port: int, prefix: str = "/") -> Iterator
             _wait_until_up(balancer, f"{balancer.url}{prefix.rstrip('/')}/liveness")
             yield balancer
         finally:
-            if proc.poll() is None:
-                proc.terminate()  # SIGTERM: the master stops its workers and exits
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
+            stop_process(proc)  # SIGTERM first: the master stops its workers and exits
 
 
 def _wait_until_up(balancer: Balancer, url: str) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if balancer.process.poll() is not None:
-            raise RuntimeError(
-                f"nginx exited with {balancer.process.returncode}:\n{balancer.error_log()}"
-            )
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            pass
-        time.sleep(0.2)
+    def exited(code: int) -> Exception:
+        return RuntimeError(f"nginx exited with {code}:\n{balancer.error_log()}")
+
+    if wait_until_ok(url, balancer.process, STARTUP_TIMEOUT, exited):
+        return
     raise RuntimeError(f"nginx did not answer {url}:\n{balancer.error_log()}")

@@ -17,14 +17,11 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,17 +29,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from bench.browser import CHROMIUM_ARGS, chromium_path
+from bench.processes import STOP_GRACE, free_port, stop_process, wait_until_ok
+
 UI_DIR = Path(__file__).resolve().parent
 REPO = UI_DIR.parents[1]
 STARTUP_TIMEOUT = 60.0
-STOP_GRACE = 10.0
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 # --- marking -----------------------------------------------------------------
@@ -57,13 +49,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # --- the served app ----------------------------------------------------------
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def serve_command(port: int) -> list[str]:
@@ -112,29 +97,13 @@ class Server:
 
 
 def _wait_until_up(proc: subprocess.Popen, url: str, log: ServerLog) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the server exited with {proc.returncode} on startup:\n{log.text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"the server did not answer {url} within {STARTUP_TIMEOUT:.0f} s:\n{log.text()}")
+    def exited(code: int) -> Exception:
+        return pytest.fail.Exception(f"the server exited with {code} on startup:\n{log.text()}")
 
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=STOP_GRACE)
+    if not wait_until_ok(url, proc, STARTUP_TIMEOUT, exited):
+        pytest.fail(
+            f"the server did not answer {url} within {STARTUP_TIMEOUT:.0f} s:\n{log.text()}"
+        )
 
 
 @contextlib.contextmanager
@@ -164,7 +133,7 @@ def running_server(
             _wait_until_up(proc, base + probe, log)
             yield Server(base, port, proc, log)
         finally:
-            _stop(proc)
+            stop_process(proc, STOP_GRACE)
             final = log.text()
         assert "Traceback" not in final, (
             f"the server logged an unhandled error during the session:\n{final[-6000:]}"
@@ -214,16 +183,6 @@ def _server_healthy_during_test(request: pytest.FixtureRequest) -> Iterator[None
 
 
 # --- the browser -------------------------------------------------------------
-
-
-def chromium_path() -> str | None:
-    """``$OVERLAP_LAB_CHROMIUM``, else ``/usr/bin/chromium``, else Playwright's own browser."""
-    env = os.environ.get("OVERLAP_LAB_CHROMIUM")
-    if env:
-        return env
-    if Path("/usr/bin/chromium").exists():
-        return "/usr/bin/chromium"
-    return None
 
 
 @pytest.fixture(scope="session")
