@@ -1,7 +1,7 @@
 """Record real DDP runs as traces (needs the ``trace`` extra: ``pip install 'overlap-lab[trace]'``).
 
 ``recorder.TraceRecorder`` goes into any DDP script (``timing`` reads its
-clocks, ``run_metadata`` describes the run, ``trace_document`` makes the raw
+clocks, ``recording_metadata`` describes the run, ``trace_document`` makes the raw
 records a trace, ``machine`` reads the load of other processes); ``isolated``
 times all-reduces and backward alone; ``demo`` runs the 12-layer demo model on 2
 gloo ranks for ``overlap-lab record``, ``profiled`` a smaller one beside

@@ -83,7 +83,7 @@ from torch.nn.parallel import DistributedDataParallel
 from traces import validate_trace, write_trace
 
 from . import machine
-from .run_metadata import gpu_names, run_metadata
+from .recording_metadata import gpu_names, recording_metadata
 from .timing import Stamp, Timer, default_timer
 from .trace_document import build_trace, settle
 
@@ -267,7 +267,7 @@ class TraceRecorder:
         if self.rank != 0:
             return None
         assert gathered is not None
-        metadata = run_metadata(
+        metadata = recording_metadata(
             self.group,
             self.timer,
             self.devices,

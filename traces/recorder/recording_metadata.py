@@ -18,7 +18,7 @@ def gpu_names(devices: list[torch.device]) -> list[str]:
     return [torch.cuda.get_device_name(d) for d in devices]
 
 
-def run_metadata(
+def recording_metadata(
     group: dist.ProcessGroup,
     timer: Timer,
     devices: list[torch.device],
