@@ -9,7 +9,11 @@ one optional part that imports torch (the ``trace`` extra).
 - ``measure``: per-iteration quantities in the schedule model's terms;
 - ``fit``: backward per layer, contention, transfer overhead and bandwidth
   (from all-reduces and backward timed alone when the trace has them), and the
-  plain baseline without contention;
+  plain baseline without contention; its parts: ``fit_record`` (the ``Fit``
+  record and its reported ``TERMS``), ``fit_quality``, ``fit_observations``
+  (what is read off the traces), ``fit_backward``, ``fit_transfers``,
+  ``fit_isolated`` (the terms timed alone) and ``fit_contention`` (one
+  contention for both directions, matched with ``predict``);
 - ``bootstrap``: 90 % intervals of the fitted terms over iterations;
 - ``identify``: whether a fit can predict a layout, and why not;
 - ``predict``: a layout's step from a fit, by ``widgets.model.ranks``, beside
@@ -27,7 +31,9 @@ from __future__ import annotations
 
 from .bootstrap import resample_trace
 from .chrome import to_chrome_trace
-from .fit import TERMS, Fit, FitQuality, fit, term_values
+from .fit import fit
+from .fit_quality import FitQuality
+from .fit_record import TERMS, Fit, term_values
 from .identify import PredictionRefused, check_predictable, refusal
 from .load import (
     MAX_TRACE_BYTES,

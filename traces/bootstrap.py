@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .fit_record import term_values
 from .load import Trace, TraceError
 
 LOW_PCT, HIGH_PCT = 5.0, 95.0
@@ -105,9 +106,7 @@ def intervals(values: list[dict[str, float | tuple[float, ...]]]) -> dict[str, t
 def bootstrap_intervals(
     traces: list[Trace], refit: Callable[[list[Trace]], object], count: int, seed: int = 0
 ) -> dict[str, tuple[float, float]]:
-    """The 90 % interval of each of ``fit.TERMS`` over ``count`` resamples refitted by ``refit``."""
-    from .fit import term_values
-
+    """The 90 % interval of each of ``TERMS`` over ``count`` resamples refitted by ``refit``."""
     values = []
     for sample in resamples_of(traces, count, seed):
         try:

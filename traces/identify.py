@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fit import Fit
+from .fit_record import Fit
 from .schema import TraceError
 
 SIZE_SLACK = 0.02  # a bucket 2 % beyond the measured sizes still counts as inside

@@ -27,7 +27,7 @@ import numpy as np
 from widgets.model.ranks import RankSchedule, rank_schedule
 
 from . import identify
-from .fit import Fit
+from .fit_record import Fit
 from .load import Trace, TraceError
 from .measure import QUANTITIES, Summary, measure, quiet_iterations, summarize
 

@@ -25,13 +25,14 @@ from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
 from traces import validate_trace  # noqa: E402
 from traces.recorder.demo import recorded_step  # noqa: E402
-from traces.recorder.recorder import TraceRecorder, build_trace  # noqa: E402
+from traces.recorder.recorder import TraceRecorder  # noqa: E402
 from traces.recorder.timing import (  # noqa: E402
     CudaEventTimer,
     EventTimer,
     HostTimer,
     default_timer,
 )
+from traces.recorder.trace_document import build_trace  # noqa: E402
 
 MS = 1_000_000  # ns
 

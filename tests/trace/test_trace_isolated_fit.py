@@ -212,16 +212,16 @@ def test_a_trace_without_the_block_has_no_isolated_arrays() -> None:
 
 
 def test_finalize_grows_with_the_last_bucket_along_a_line() -> None:
-    from traces.fit import _finalize_line
+    from traces.fit_isolated import finalize_line
 
     # Layouts whose last bucket is 4 MiB (finalize 1, 1, 1.2 ms: median 1) and 12 MiB
     # (3 ms), and backward alone's one bucket of 48 MiB (12 ms): on the line 0.25 ms per
     # MiB through 0, which least squares finds exactly.
     last = np.array([4, 4, 4, 12, 12, 12]) * MIB
-    f0, f1 = _finalize_line(last, np.array([1, 1, 1.2, 3, 3, 3]), (48 * MIB, 12.0))
+    f0, f1 = finalize_line(last, np.array([1, 1, 1.2, 3, 3, 3]), (48 * MIB, 12.0))
     assert f0 == pytest.approx(0.0, abs=1e-9) and f1 == pytest.approx(0.25, rel=1e-9)
     # A line that falls with size (1 ms at 4 MiB, 0 at 48 MiB) gives way to the median.
-    f0, f1 = _finalize_line(np.array([4, 4]) * MIB, np.array([1.0, 1.5]), (48 * MIB, 0.0))
+    f0, f1 = finalize_line(np.array([4, 4]) * MIB, np.array([1.0, 1.5]), (48 * MIB, 0.0))
     assert (f0, f1) == (1.25, 0.0)
 
 

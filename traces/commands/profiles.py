@@ -24,6 +24,8 @@ from traces.profiler_convert import to_trace_document
 from traces.summary import summary, summary_text
 from traces.upload import SNIFF_BYTES, file_kind
 
+from .options import CommandError, add_out_options, check_out
+
 COMMANDS = ("import", "summary")
 
 
@@ -38,8 +40,7 @@ def add_profile_commands(sub: argparse._SubParsersAction) -> None:
         "buckets, backward compute and the optimizer, in device times on GPUs.",
     )
     imp.add_argument("profiles", type=Path, nargs="+", metavar="PROFILE")
-    imp.add_argument("--out", type=Path, required=True, metavar="TRACE", help="file to write")
-    imp.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    add_out_options(imp, "file to write", metavar="TRACE")
     summ = sub.add_parser(
         "summary",
         help="per iteration and rank: buckets, backward end, exposed tail, step, overlap",
@@ -59,7 +60,7 @@ def run_profile_command(args: argparse.Namespace) -> int:
             return _import(args)
         if args.command == "summary":
             return _summary(args)
-    except (ProfileError, TraceError, ValueError) as exc:
+    except (CommandError, ProfileError, TraceError, ValueError) as exc:
         print(f"overlap-lab {args.command}: error: {exc}", file=sys.stderr)
         return 2
     raise ValueError(args.command)
@@ -67,8 +68,7 @@ def run_profile_command(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     out: Path = args.out
-    if out.exists() and not args.force:
-        raise ProfileError(f"{out} exists; pass --force to overwrite it")
+    check_out(out, args.force)
     profile = import_profiles(args.profiles)
     document = to_trace_document(profile)
     staged = out.with_name(out.name + ".partial")

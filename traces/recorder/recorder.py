@@ -72,7 +72,6 @@ to be idle, and device times carry the reference's offset of a few microseconds
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -81,12 +80,14 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from traces import FORMAT, VERSION, validate_trace, write_trace
-
-__all__ = ["TraceRecorder", "build_trace", "write_trace"]
+from traces import validate_trace, write_trace
 
 from . import machine
+from .recording_metadata import gpu_names, recording_metadata
 from .timing import Stamp, Timer, default_timer
+from .trace_document import build_trace, settle
+
+__all__ = ["TraceRecorder", "write_trace"]
 
 
 class TraceRecorder:
@@ -223,7 +224,7 @@ class TraceRecorder:
             cur["own_ticks"] = None if own is None else own - cur["own_ticks"]
             self._current = None
             self.timer.resolve()
-            self._iterations.append(_settle(cur))
+            self._iterations.append(settle(cur))
 
     @contextmanager
     def backward(self) -> Iterator[None]:
@@ -260,13 +261,21 @@ class TraceRecorder:
         ``IsolatedTimer.gather``, rank 0) is stored as the trace's ``isolated``
         block. Returns the validated trace on rank 0 and None on the other ranks.
         """
-        mine = {"iterations": self._iterations, "gpus": self._gpu_names()}
+        mine = {"iterations": self._iterations, "gpus": gpu_names(self.devices)}
         gathered: list[Any] | None = [None] * self.world_size if self.rank == 0 else None
         dist.gather_object(mine, gathered, dst=0, group=self.group)
         if self.rank != 0:
             return None
         assert gathered is not None
-        metadata = self._metadata(warmup, note)
+        metadata = recording_metadata(
+            self.group,
+            self.timer,
+            self.devices,
+            bucket_cap_mb=self.bucket_cap_mb,
+            model_description=self.model_description,
+            warmup=warmup,
+            note=note,
+        )
         if self.devices:
             metadata["gpus"] = [name for rank in gathered for name in rank["gpus"]]
         trace = build_trace(
@@ -280,145 +289,3 @@ class TraceRecorder:
             trace["isolated"] = isolated
         validate_trace(trace)
         return trace
-
-    def _gpu_names(self) -> list[str]:
-        return [torch.cuda.get_device_name(d) for d in self.devices]
-
-    def _metadata(self, warmup: int, note: str) -> dict[str, Any]:
-        import platform
-        from datetime import UTC, datetime
-
-        backend = str(dist.get_backend(self.group))
-        on_device = self.timer.times == "device"
-        clock = "time.perf_counter_ns (one clock for every process on the machine)"
-        if on_device:
-            clock = (
-                "CUDA events placed on time.perf_counter_ns by a reference event at each "
-                "iteration's start (one clock for every process on the machine)"
-            )
-        meta: dict[str, Any] = {
-            "torch_version": torch.__version__,
-            "backend": backend,
-            "device": "cuda" if self.devices else "cpu",
-            "world_size": self.world_size,
-            "bucket_cap_mb": self.bucket_cap_mb,
-            "cpu_count": os.cpu_count() or 1,
-            "threads_per_rank": torch.get_num_threads(),
-            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
-            "warmup_iterations": warmup,
-            "model": self.model_description,
-            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "platform": platform.platform(),
-            "python_version": platform.python_version(),
-            "clock": clock,
-            "note": note,
-            "source": "recorder",
-            "times": self.timer.times,
-            "readiness": "per-parameter",
-        }
-        if self.devices:
-            nccl = backend == "nccl"
-            meta["nccl_version"] = ".".join(map(str, torch.cuda.nccl.version())) if nccl else None
-        return meta
-
-
-def _ns(value: int | Stamp | None) -> int | None:
-    return value.ns if isinstance(value, Stamp) else value
-
-
-def _settle(record: dict[str, Any]) -> dict[str, Any]:
-    # One iteration's raw record, its resolved stamps made ns readings (in place).
-    # On the host ``complete`` is read after ``enqueued`` and the clamp does nothing.
-    for key in ("backward_return", "optimizer_start", "optimizer_end"):
-        if key in record:
-            record[key] = _ns(record[key])
-    record["grad_ready"] = [_ns(t) for t in record["grad_ready"]]
-    previous: int | None = None
-    for bucket in record["buckets"]:  # in launch order, the order they run in
-        bucket["complete"] = complete = _ns(bucket["complete"])
-        ready = _ns(bucket.pop("ready", None))
-        if complete is not None:
-            bucket["enqueued"] = min(bucket["enqueued"], complete)
-        if ready is not None:
-            start = max(t for t in (bucket["issue"], ready, previous) if t is not None)
-            bucket["start"] = start if complete is None else min(start, complete)
-        previous = complete
-    return record
-
-
-def build_trace(
-    per_rank: list[list[dict[str, Any]]],
-    *,
-    names: list[str],
-    sizes: list[int],
-    warmup: int,
-    metadata: dict[str, Any],
-) -> dict[str, Any]:
-    """The trace document from each rank's raw records (clock readings in ns).
-
-    Times become milliseconds from the earliest kept reading (``origin_ns`` in the
-    metadata), rounded to the microsecond. Iterations are matched by position:
-    every rank runs the same iterations.
-    """
-    counts = {len(records) for records in per_rank}
-    if len(counts) != 1:
-        raise ValueError(f"ranks recorded different numbers of iterations: {sorted(counts)}")
-    kept = [records[warmup:] for records in per_rank]
-    if not kept[0]:
-        raise ValueError(f"no iterations left after dropping {warmup} of warm-up")
-    origin = min(r["forward_start"] for records in kept for r in records)
-
-    def ms(ns: int | None) -> float:
-        if ns is None:
-            raise ValueError("an event was not recorded (did every phase run inside its block?)")
-        return round((ns - origin) / 1e6, 3)
-
-    cores = int(metadata["cpu_count"])
-    iterations = []
-    for i in range(len(kept[0])):
-        ranks = []
-        for rank, records in enumerate(kept):
-            r = records[i]
-            ranks.append(
-                {
-                    "rank": rank,
-                    "forward_start": ms(r["forward_start"]),
-                    "backward_start": ms(r.get("backward_start")),
-                    "backward_return": ms(r.get("backward_return")),
-                    "optimizer_start": ms(r.get("optimizer_start")),
-                    "optimizer_end": ms(r.get("optimizer_end")),
-                    "grad_ready": [ms(t) for t in r["grad_ready"]],
-                    "buckets": [
-                        {
-                            "index": b["index"],
-                            "bytes": b["bytes"],
-                            "parameters": b["parameters"],
-                            "issue": ms(b["issue"]),
-                            "enqueued": ms(b["enqueued"]),
-                            "complete": ms(b["complete"]),
-                            **({"start": ms(b["start"])} if "start" in b else {}),
-                        }
-                        for b in sorted(r["buckets"], key=lambda b: b["index"])
-                    ],
-                }
-            )
-        first = kept[0][i]
-        wall_s = (first["end"] - first["forward_start"]) / 1e9
-        load = machine.other_load(
-            first["machine_ticks"], [records[i]["own_ticks"] for records in kept], wall_s, cores
-        )
-        iterations.append(
-            {
-                "iteration": warmup + i,
-                "other_load": None if load is None else round(load, 4),
-                "ranks": ranks,
-            }
-        )
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "time_unit": "ms",
-        "metadata": {**metadata, "origin_ns": origin},
-        "parameters": [{"name": n, "bytes": b} for n, b in zip(names, sizes, strict=True)],
-        "iterations": iterations,
-    }
