@@ -28,6 +28,7 @@ from widgets.model.buckets import (
     link_schedule,
     ring_allreduce_ms,
     schedule_arrays,
+    schedule_intervals,
     sweep_byte_caps,
     sweep_layers_per_bucket,
 )
@@ -226,7 +227,7 @@ def on(iv: Intervals, lane: str) -> Intervals:
 
 
 def test_intervals_of_the_default_schedule():
-    iv = BucketConfig().schedule().to_intervals()
+    iv = schedule_intervals(BucketConfig().schedule())
     assert isinstance(iv, Intervals)
     compute = on(iv, "compute")
     assert list(compute.label[:2]) == ["Layer 12", "Layer 11"]
@@ -239,7 +240,7 @@ def test_intervals_of_the_default_schedule():
     close(link.end[-1], 29.95)
     assert len(on(iv, "link-wait")) == 0
 
-    queued = on(BucketConfig(backward_ms=1.8).schedule().to_intervals(), "link-wait")
+    queued = on(schedule_intervals(BucketConfig(backward_ms=1.8).schedule()), "link-wait")
     assert list(queued.label) == ["Bucket 1 waits", "Bucket 2 waits", "Bucket 3 waits"]
     assert set(queued.kind) == {"waiting"}
     close(queued.start, [10.8, 16.2, 21.6])
@@ -532,7 +533,7 @@ def test_schedule_invariants(c):
     assert s.step_time >= lower - tol
     assert 0.0 <= s.overlap_fraction <= 1.0 + 1e-12
     assert s.regime.kind in REGIMES
-    iv = s.to_intervals()
+    iv = schedule_intervals(s)
     assert len(on(iv, "compute")) == c.n_layers
     assert len(on(iv, "link")) == s.n_buckets + (s.exposed_tail > 0)
 
@@ -568,7 +569,7 @@ def test_sweeps_agree_with_single_schedules(c, caps):
 
 
 def test_intervals_carry_bucket_and_layer_ids():
-    iv = BucketConfig().schedule().to_intervals()
+    iv = schedule_intervals(BucketConfig().schedule())
     assert isinstance(iv, BucketIntervals)
     back = iv.of_kind(IntervalKind.BACKWARD)
     assert back.layer.tolist() == list(range(12, 0, -1))  # backward order
@@ -587,6 +588,8 @@ def test_intervals_carry_bucket_and_layer_ids():
     for kind, lane in zip(iv.kind, iv.lane, strict=True):
         assert isinstance(kind, IntervalKind) and LANE_OF[kind] == lane
 
-    waits = BucketConfig(backward_ms=1.8).schedule().to_intervals().of_kind(IntervalKind.LINK_WAIT)
+    waits = schedule_intervals(BucketConfig(backward_ms=1.8).schedule()).of_kind(
+        IntervalKind.LINK_WAIT
+    )
     assert waits.bucket.tolist() == [1, 2, 3]
     assert waits.layer.tolist() == [NO_LAYER] * 3

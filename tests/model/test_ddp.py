@@ -28,6 +28,7 @@ from widgets.model.buckets import (
     gradient_tensors,
     launch_times,
     link_schedule,
+    schedule_intervals,
     sweep_byte_caps,
     sweep_layers_per_bucket,
 )
@@ -205,7 +206,7 @@ def test_a_layer_registered_first_but_ready_first_goes_last():
     assert s.bucket_order_wait[11] == 22.0
     close(s.bucket_start[10:], [24.0, 24.04375])
     assert s.exposed_tail == pytest.approx(0.39375, rel=REL)
-    iv = s.to_intervals().of_kind(IntervalKind.ORDER_WAIT)
+    iv = schedule_intervals(s).of_kind(IntervalKind.ORDER_WAIT)
     row = int(np.flatnonzero(iv.bucket == 11)[0])
     assert (iv.start[row], iv.end[row], iv.waits_for[row]) == (2.0, 24.0, 10)
     # Rebuilt from readiness (the default), layer 12 is bucket 0 and hides.
@@ -365,7 +366,7 @@ def test_launch_order_and_waits(c: BucketConfig) -> None:
             assert members[:-1].sum() < cap
             if j < buckets_in_cut.max():
                 assert members.sum() >= cap
-    intervals = s.to_intervals()
+    intervals = schedule_intervals(s)
     assert len(intervals.of_kind(IntervalKind.ORDER_WAIT)) == int(np.sum(s.bucket_order_wait > tol))
 
 

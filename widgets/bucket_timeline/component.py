@@ -31,6 +31,7 @@ from ..model.buckets import (
     Schedule,
     SweepResult,
     average_rates,
+    schedule_intervals,
     sweep_layers_per_bucket,
 )
 from ..model.fluid_queue import FluidQueue
@@ -197,7 +198,7 @@ class BucketTimeline(WidgetComponent):
 
     def model_state(self) -> dict:
         s, sw, settings = self.schedule, self.sweep, self.settings
-        iv = s.to_intervals()
+        iv = schedule_intervals(s)
         bars = iv.kind != IntervalKind.EXPOSED
         by_count = not settings.uses_byte_cap()
         lead, explanation = text.explanation(s)

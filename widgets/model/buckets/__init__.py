@@ -24,7 +24,7 @@ from .bucketing import (
 )
 from .config import MAX_LAYERS, BucketConfig, LayerProfile
 from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
-from .intervals import BucketIntervals, IntervalKind, Lane
+from .intervals import BucketIntervals, IntervalKind, Lane, schedule_intervals
 from .link import evaluate, launch_times, link_schedule
 from .presets import PRESET_DESCRIPTIONS, PRESETS
 from .rates import average_rates
@@ -80,6 +80,7 @@ __all__ = [
     "ring_overhead_ms",
     "ring_traffic_ms",
     "schedule_arrays",
+    "schedule_intervals",
     "sweep_byte_caps",
     "sweep_layers_per_bucket",
 ]
