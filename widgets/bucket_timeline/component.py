@@ -32,6 +32,7 @@ from ..model.buckets import (
     SweepResult,
     average_rates,
     schedule_intervals,
+    step_schedule,
     sweep_layers_per_bucket,
 )
 from ..model.fluid_queue import FluidQueue
@@ -193,7 +194,7 @@ class BucketTimeline(WidgetComponent):
 
     def fit_to_model(self) -> None:
         self.sweep = sweep_layers_per_bucket(self.settings)
-        s = self.schedule = self.settings.schedule(layer_sweep=self.sweep)
+        s = self.schedule = step_schedule(self.settings, layer_sweep=self.sweep)
         self.fit_clock(s.optimizer_start + s.optimizer_ms, PLAY_SECONDS)
 
     def model_state(self) -> dict:
