@@ -84,9 +84,9 @@ def _queue_lab() -> str:
 
 
 def _bucket_timeline() -> str:
-    from widgets.model.buckets import BucketConfig
+    from widgets.model.buckets import BucketConfig, step_schedule
 
-    s = BucketConfig().schedule()
+    s = step_schedule(BucketConfig())
     buckets = np.arange(len(s.bucket_start))
     return lanes_svg(
         "Backward by layer above, each bucket's all-reduce on the link below",

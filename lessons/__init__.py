@@ -37,7 +37,7 @@ stays hidden until the learner asks for it.
 ``numbers`` block, one ``TEXT | EXPRESSION`` line each, with the settings
 they come from (``key: value`` lines first; by default the widget above as
 its experiments leave it). ``python -m lessons.check`` and the tests evaluate
-each expression on the model (``BucketConfig(...).schedule()``, the sweep, the
+each expression on the model (``step_schedule(BucketConfig(...))``, the sweep, the
 fluid queue, ``RanksConfig(...).result()``), compare it with the number as TEXT
 prints it, check TEXT appears verbatim, and fail on any number in the text that no entry covers. The
 expressions and names are documented in ``lessons.numbers``.

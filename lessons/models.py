@@ -62,7 +62,7 @@ def names(widget: str, settings: dict[str, object]) -> dict[str, object]:
 
 def _bucket_names(settings: dict[str, object]) -> dict[str, object]:
     config = buckets.BucketConfig(**settings)
-    schedule = config.schedule()
+    schedule = buckets.step_schedule(config)
     sweep = (
         buckets.sweep_byte_caps(config)
         if config.uses_byte_cap()

@@ -82,9 +82,9 @@ def test_the_index_lists_the_lessons_in_order_and_pictures_every_widget() -> Non
 
 
 def test_each_picture_is_drawn_from_the_widget_default_state() -> None:
-    from widgets.model.buckets import BucketConfig
+    from widgets.model.buckets import BucketConfig, step_schedule
 
-    schedule = BucketConfig().schedule()
+    schedule = step_schedule(BucketConfig())
     picture = thumbnail("bucket-timeline")
     # One bar per layer's backward and one per bucket's all-reduce.
     assert picture.count("<rect ") == 1 + len(schedule.layer_ready) + len(schedule.bucket_start)

@@ -24,7 +24,7 @@ from lessons import (
 from lessons.check import main as check_main
 from lessons.numbers import as_printed, check_lesson, count_checked, printed_numbers
 from widgets.many_ranks import text as ranks_text
-from widgets.model.buckets import PRESETS, BucketConfig, sweep_layers_per_bucket
+from widgets.model.buckets import PRESETS, BucketConfig, step_schedule, sweep_layers_per_bucket
 from widgets.model.ranks_view import RanksConfig
 
 LESSONS = load_lessons()
@@ -222,7 +222,7 @@ def test_only_the_overlap_works_sweep_is_u_shaped() -> None:
 def test_no_bucketing_beats_the_traffic_floor_the_first_lesson_states() -> None:
     """Traffic exceeds compute: the tail is at least first-ready + W + one overhead - E."""
     config = BucketConfig(**PRESETS["Traffic exceeds compute"])
-    s = config.schedule()
+    s = step_schedule(config)
     floor = s.layer_ready.min() + s.traffic_ms + s.overhead_ms / s.n_buckets - s.backward_end
     assert floor == pytest.approx(10.70)
     tails = sweep_layers_per_bucket(config).exposed_tail

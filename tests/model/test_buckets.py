@@ -24,10 +24,13 @@ from widgets.model.buckets import (
     assign_by_count,
     average_rates,
     default_caps,
+    from_preset,
     layer_ready_times,
     link_schedule,
     ring_allreduce_ms,
     schedule_arrays,
+    schedule_intervals,
+    step_schedule,
     sweep_byte_caps,
     sweep_layers_per_bucket,
 )
@@ -88,7 +91,7 @@ def test_bad_values_are_refused_at_the_parameter():
 def test_a_profile_of_the_wrong_length_is_refused_when_scheduling():
     c = BucketConfig(layer_grad_mb=np.ones(5))
     with pytest.raises(ValueError, match="5 values for 12 layers"):
-        c.schedule()
+        step_schedule(c)
 
 
 def test_ring_allreduce_cost():
@@ -104,7 +107,7 @@ def test_ring_allreduce_cost():
 
 
 def test_default_schedule():
-    s = BucketConfig().schedule()
+    s = step_schedule(BucketConfig())
     close(s.layer_ready, np.arange(24, 0, -2))  # layer 12 ready at 2, layer 1 at 24
     close(s.layer_backward_start, np.arange(22, -1, -2))
     assert [list(b) for b in s.bucket_layers] == [[12, 11, 10], [9, 8, 7], [6, 5, 4], [3, 2, 1]]
@@ -125,7 +128,7 @@ def test_default_schedule():
 
 
 def test_one_bucket_of_all_layers_overlaps_nothing():
-    s = BucketConfig(layers_per_bucket=12).schedule()
+    s = step_schedule(BucketConfig(layers_per_bucket=12))
     assert s.n_buckets == 1
     t = 0.7 + 1.75 * 300 / 25  # 21.7
     close(s.bucket_transfer_ms, [t])
@@ -136,7 +139,7 @@ def test_one_bucket_of_all_layers_overlaps_nothing():
 
 
 def test_one_layer_per_bucket_on_a_fast_link_exposes_exactly_the_last_transfer():
-    s = BucketConfig(layers_per_bucket=1, bandwidth=1000.0).schedule()
+    s = step_schedule(BucketConfig(layers_per_bucket=1, bandwidth=1000.0))
     t = 0.7 + 1.75 * 25 / 1000  # 0.74375, shorter than the 2 ms between layers
     assert s.n_buckets == 12
     close(s.bucket_transfer_ms, [t] * 12)
@@ -151,7 +154,7 @@ def test_one_layer_per_bucket_on_a_fast_link_exposes_exactly_the_last_transfer()
     assert s.regime.suggestion == Suggestion.NONE
     assert s.regime.best_setting == 11
     assert s.regime.best_step_ms == pytest.approx(s.step_time, rel=REL)
-    no_latency = BucketConfig(layers_per_bucket=1, bandwidth=1000.0, latency_ms=0.0).schedule()
+    no_latency = step_schedule(BucketConfig(layers_per_bucket=1, bandwidth=1000.0, latency_ms=0.0))
     assert no_latency.exposed_tail == pytest.approx(0.04375, rel=REL)
     assert no_latency.regime.kind == "overlap-limited"
 
@@ -159,9 +162,9 @@ def test_one_layer_per_bucket_on_a_fast_link_exposes_exactly_the_last_transfer()
 def test_large_latency_makes_twelve_buckets_slower_than_three():
     c = BucketConfig(latency_ms=1.0, grad_mb=1.0)  # 2*7*1 = 14 ms per transfer
     c.layers_per_bucket = 1
-    twelve = c.schedule()
+    twelve = step_schedule(c)
     c.layers_per_bucket = 3
-    three = c.schedule()
+    three = step_schedule(c)
     # 12 buckets: T = 14 + 1.75/25 = 14.07, all queued from t = 2: 2 + 12 * 14.07
     assert twelve.comm_end == pytest.approx(170.84, rel=REL)
     # 3 layers per bucket: T = 14 + 3 * 0.07 = 14.21, queued from t = 6: 6 + 4 * 14.21
@@ -172,7 +175,7 @@ def test_large_latency_makes_twelve_buckets_slower_than_three():
 
 
 def test_a_link_slower_than_compute_makes_transfers_queue():
-    s = BucketConfig(backward_ms=1.8).schedule()
+    s = step_schedule(BucketConfig(backward_ms=1.8))
     # ready 5.4, 10.8, 16.2, 21.6; T = 5.95 > 5.4, so each starts when the last ends
     close(s.bucket_ready, [5.4, 10.8, 16.2, 21.6])
     close(s.bucket_start, [5.4, 11.35, 17.3, 23.25])
@@ -182,7 +185,7 @@ def test_a_link_slower_than_compute_makes_transfers_queue():
     assert s.exposed_tail == pytest.approx(7.6, rel=REL)  # 29.2 - 21.6 = 5.95 + 1.65
     assert s.regime.kind == "link-saturated"
 
-    slow = BucketConfig(bandwidth=10.0).schedule()
+    slow = step_schedule(BucketConfig(bandwidth=10.0))
     # T = 0.7 + 1.75 * 75 / 10 = 13.825; starts 6, 19.825, 33.65, 47.475
     close(slow.bucket_start, [6.0, 19.825, 33.65, 47.475])
     close(slow.bucket_link_wait, [0.0, 7.825, 15.65, 23.475])
@@ -193,7 +196,7 @@ def test_a_link_slower_than_compute_makes_transfers_queue():
 def test_straggler_scales_ready_times_and_changes_the_tail():
     base = BucketConfig(backward_ms=1.8)
     slow = BucketConfig(backward_ms=1.8, straggler_pct=50.0)
-    s0, s1 = base.schedule(), slow.schedule()
+    s0, s1 = step_schedule(base), step_schedule(slow)
     close(s1.layer_ready, 1.5 * s0.layer_ready)
     close(s1.bucket_ready, [8.1, 16.2, 24.3, 32.4])  # 3 layers * 2.7 ms each
     # 5.95 ms transfers now fit in 8.1 ms gaps: no queue, tail back to one transfer
@@ -206,8 +209,8 @@ def test_straggler_scales_ready_times_and_changes_the_tail():
 
 
 def test_embedding_layer_is_ready_last_and_sets_the_tail():
-    c = BucketConfig.from_preset("Embedding layer")
-    s = c.schedule()
+    c = from_preset("Embedding layer")
+    s = step_schedule(c)
     assert s.layer_ready[0] == s.backward_end == pytest.approx(23.0, rel=REL)  # 11*2 + 1
     assert s.layer_ready.argmax() == 0
     assert s.layer_bucket[0] == s.n_buckets - 1
@@ -226,7 +229,7 @@ def on(iv: Intervals, lane: str) -> Intervals:
 
 
 def test_intervals_of_the_default_schedule():
-    iv = BucketConfig().schedule().to_intervals()
+    iv = schedule_intervals(step_schedule(BucketConfig()))
     assert isinstance(iv, Intervals)
     compute = on(iv, "compute")
     assert list(compute.label[:2]) == ["Layer 12", "Layer 11"]
@@ -239,7 +242,7 @@ def test_intervals_of_the_default_schedule():
     close(link.end[-1], 29.95)
     assert len(on(iv, "link-wait")) == 0
 
-    queued = on(BucketConfig(backward_ms=1.8).schedule().to_intervals(), "link-wait")
+    queued = on(schedule_intervals(step_schedule(BucketConfig(backward_ms=1.8))), "link-wait")
     assert list(queued.label) == ["Bucket 1 waits", "Bucket 2 waits", "Bucket 3 waits"]
     assert set(queued.kind) == {"waiting"}
     close(queued.start, [10.8, 16.2, 21.6])
@@ -295,7 +298,7 @@ def test_assign_by_cap_handles_many_caps_at_once():
 
 
 def test_schedule_with_a_byte_cap():
-    s = BucketConfig(bucket_cap_mb=60.0).schedule()
+    s = step_schedule(BucketConfig(bucket_cap_mb=60.0))
     # 25 + 25 < 60, + 25 = 75 >= 60: three layers per bucket, as the default
     assert s.n_buckets == 4
     assert s.step_time == pytest.approx(43.95, rel=REL)
@@ -376,7 +379,7 @@ EXPECTED_REGIMES = {
 def test_every_preset_shows_its_regime():
     assert set(PRESETS) == set(EXPECTED_REGIMES) == set(PRESET_DESCRIPTIONS)
     for name, regime in EXPECTED_REGIMES.items():
-        s = BucketConfig.from_preset(name).schedule()
+        s = step_schedule(from_preset(name))
         assert s.regime.kind == regime, (name, s.regime)
         assert s.regime.kind in REGIMES
 
@@ -386,37 +389,37 @@ def test_presets_set_every_parameter():
     for values in PRESETS.values():
         assert set(values) == names
     # applying a preset after the embedding one drops the profile
-    c = BucketConfig.from_preset("Embedding layer")
+    c = from_preset("Embedding layer")
     c.param.update(**PRESETS["Overlap works"])
     assert c.layer_grad_mb is None
 
 
 def test_preset_stories_hold():
-    overlap = BucketConfig.from_preset("Overlap works").schedule()
+    overlap = step_schedule(from_preset("Overlap works"))
     assert 0 < overlap.exposed_tail < 0.3 * overlap.backward_end
     assert overlap.overlap_fraction >= 0.7
 
-    latency = BucketConfig.from_preset("Latency-bound")
+    latency = from_preset("Latency-bound")
     r = sweep_layers_per_bucket(latency)
     assert r.step_time[0] > r.step_time[2]  # 12 buckets slower than 4
 
     for name in ("Link saturated", "Fast compute: transfers queue"):
-        c = BucketConfig.from_preset(name)
-        s = c.schedule()
+        c = from_preset(name)
+        s = step_schedule(c)
         assert s.traffic_ms < s.backward_end
         assert np.all(s.bucket_link_wait[1:] > 0)
         # exposed however the layers are divided: at least a sixth of backward
         assert sweep_layers_per_bucket(c).exposed_tail.min() > s.backward_end / 6
 
-    c = BucketConfig.from_preset("Traffic exceeds compute")
-    s = c.schedule()
+    c = from_preset("Traffic exceeds compute")
+    s = step_schedule(c)
     r = sweep_layers_per_bucket(c)
     assert set(r.regime) == {"communication-bound"}
     # no bucketing hides more than E of the traffic
     assert r.exposed_tail.min() >= s.traffic_ms - s.backward_end
 
-    straggler = BucketConfig.from_preset("Straggler").schedule()
-    same = BucketConfig.from_preset("Straggler", straggler_pct=0.0).schedule()
+    straggler = step_schedule(from_preset("Straggler"))
+    same = step_schedule(from_preset("Straggler", straggler_pct=0.0))
     assert straggler.exposed_tail < same.exposed_tail
     assert straggler.step_time > same.step_time
 
@@ -499,7 +502,7 @@ def configs(draw):
 @settings(max_examples=200, deadline=None)
 @given(configs())
 def test_schedule_invariants(c):
-    s = c.schedule()
+    s = step_schedule(c)
     tol = 1e-9 * max(1.0, s.comm_end)
     # buckets contiguous in reverse layer order: whole layers, or with a byte cap a
     # layer's bias and weight possibly in two neighbouring buckets
@@ -532,7 +535,7 @@ def test_schedule_invariants(c):
     assert s.step_time >= lower - tol
     assert 0.0 <= s.overlap_fraction <= 1.0 + 1e-12
     assert s.regime.kind in REGIMES
-    iv = s.to_intervals()
+    iv = schedule_intervals(s)
     assert len(on(iv, "compute")) == c.n_layers
     assert len(on(iv, "link")) == s.n_buckets + (s.exposed_tail > 0)
 
@@ -544,7 +547,7 @@ def test_sweeps_agree_with_single_schedules(c, caps):
     r = sweep_layers_per_bucket(c)
     for i, k in enumerate(r.setting):
         c.layers_per_bucket = int(k)
-        s = c.schedule()
+        s = step_schedule(c)
         close(r.step_time[i], s.step_time)
         close(r.exposed_tail[i], s.exposed_tail)
         assert r.n_buckets[i] == s.n_buckets
@@ -555,7 +558,7 @@ def test_sweeps_agree_with_single_schedules(c, caps):
     rc = sweep_byte_caps(c, np.array(caps))
     for i, cap in enumerate(rc.setting):
         c.bucket_cap_mb = float(cap)
-        s = c.schedule()
+        s = step_schedule(c)
         close(rc.step_time[i], s.step_time)
         assert rc.n_buckets[i] == s.n_buckets
         assert rc.regime[i] == s.regime.kind
@@ -568,7 +571,7 @@ def test_sweeps_agree_with_single_schedules(c, caps):
 
 
 def test_intervals_carry_bucket_and_layer_ids():
-    iv = BucketConfig().schedule().to_intervals()
+    iv = schedule_intervals(step_schedule(BucketConfig()))
     assert isinstance(iv, BucketIntervals)
     back = iv.of_kind(IntervalKind.BACKWARD)
     assert back.layer.tolist() == list(range(12, 0, -1))  # backward order
@@ -587,6 +590,8 @@ def test_intervals_carry_bucket_and_layer_ids():
     for kind, lane in zip(iv.kind, iv.lane, strict=True):
         assert isinstance(kind, IntervalKind) and LANE_OF[kind] == lane
 
-    waits = BucketConfig(backward_ms=1.8).schedule().to_intervals().of_kind(IntervalKind.LINK_WAIT)
+    waits = schedule_intervals(step_schedule(BucketConfig(backward_ms=1.8))).of_kind(
+        IntervalKind.LINK_WAIT
+    )
     assert waits.bucket.tolist() == [1, 2, 3]
     assert waits.layer.tolist() == [NO_LAYER] * 3

@@ -25,9 +25,12 @@ from widgets.model.buckets import (
     TensorKind,
     bias_mb,
     cut_by_size,
+    from_preset,
     gradient_tensors,
     launch_times,
     link_schedule,
+    schedule_intervals,
+    step_schedule,
     sweep_byte_caps,
     sweep_layers_per_bucket,
 )
@@ -94,7 +97,7 @@ SIX = {"n_layers": 6, "grad_mb": linear_mb(1024), "ddp_bucketing": True}
 
 
 def test_real_ddp_default_iteration_0_is_one_bucket():
-    s = BucketConfig(**SIX, iteration=0).schedule()
+    s = step_schedule(BucketConfig(**SIX, iteration=0))
     assert s.n_buckets == 1
     assert s.overlap_fraction == 0.0
     assert s.regime.kind == RegimeKind.NO_OVERLAP
@@ -102,13 +105,13 @@ def test_real_ddp_default_iteration_0_is_one_bucket():
 
 def test_real_ddp_default_rebuilt_buckets_start_with_a_1_mib_bucket():
     # torch: rebuilt_bucket_sizes 4198400, 20992000; params [11 10], [9 .. 0]
-    s = BucketConfig(**SIX, iteration=1).schedule()
+    s = step_schedule(BucketConfig(**SIX, iteration=1))
     assert contents(s) == [
         ["b6", "w6"],
         ["b5", "w5", "b4", "w4", "b3", "w3", "b2", "w2", "b1", "w1"],
     ]
     close(s.bucket_size_mb * 1e6, [4198400, 20992000])
-    assert BucketConfig(**SIX, iteration=7).schedule().tensor_bucket.tolist() == (
+    assert step_schedule(BucketConfig(**SIX, iteration=7)).tensor_bucket.tolist() == (
         s.tensor_bucket.tolist()
     )
 
@@ -117,7 +120,7 @@ def test_real_ddp_find_unused_parameters_cuts_registration_order_then_reverses()
     # torch (find_unused_parameters=True, every iteration): bucket 0 = layers.0.bias,
     # layers.1.weight ... layers.5.bias (20996096 bytes); bucket 1 = layers.0.weight.
     for iteration in (0, 1, 2):
-        s = BucketConfig(**SIX, find_unused_parameters=True, iteration=iteration).schedule()
+        s = step_schedule(BucketConfig(**SIX, find_unused_parameters=True, iteration=iteration))
         assert sorted(contents(s)[0]) == sorted(
             ["b1", "w2", "b2", "w3", "b3", "w4", "b4", "w5", "b5", "w6", "b6"]
         )
@@ -130,7 +133,7 @@ def test_real_ddp_find_unused_parameters_cuts_registration_order_then_reverses()
 
 def test_real_ddp_explicit_cap_applies_to_the_first_bucket():
     # torch, bucket_cap_mb=4: rebuilt into six buckets of 4198400 bytes (one layer each)
-    s = BucketConfig(**SIX, bucket_cap_mb=4.0).schedule()
+    s = step_schedule(BucketConfig(**SIX, bucket_cap_mb=4.0))
     assert contents(s) == [[f"b{i}", f"w{i}"] for i in range(6, 0, -1)]
     close(s.bucket_size_mb * 1e6, [4198400] * 6)
 
@@ -145,10 +148,10 @@ def test_real_ddp_reordered_module():
         "ddp_bucketing": True,
         "layer_registration": np.array([1, 4, 2, 3]),
     }
-    s = BucketConfig(**base).schedule()
+    s = step_schedule(BucketConfig(**base))
     # rebuilt: [d.bias d.weight], [c.bias c.weight late.bias late.weight a.bias a.weight]
     assert contents(s, names) == [["bd", "wd"], ["bc", "wc", "blate", "wlate", "ba", "wa"]]
-    s = BucketConfig(**base, find_unused_parameters=True).schedule()
+    s = step_schedule(BucketConfig(**base, find_unused_parameters=True))
     # find_unused: [a.bias c.weight c.bias d.weight d.bias late.weight late.bias], [a.weight]
     assert sorted(contents(s, names)[0]) == sorted(["ba", "wc", "bc", "wd", "bd", "wlate", "blate"])
     assert contents(s, names)[1] == ["wa"]
@@ -167,7 +170,7 @@ def test_real_ddp_launch_waits_for_earlier_buckets():
         find_unused_parameters=True,
         layer_registration=np.array([4, 3, 2, 1]),
     )
-    s = c.schedule()
+    s = step_schedule(c)
     assert [sorted(b) for b in contents(s)] == [
         ["b1"],
         ["b2", "w1"],
@@ -197,7 +200,7 @@ def test_a_layer_registered_first_but_ready_first_goes_last():
         layer_grad_mb=np.array([25.0] * 11 + [200.0]),
         layer_registration=np.array([*range(2, 13), 1]),
     )
-    s = c.schedule()
+    s = step_schedule(c)
     assert s.layer_bucket.tolist() == [*range(10, -1, -1), 11]
     assert s.bucket_ready[11] == 2.0
     assert s.bucket_launch[11] == 24.0 == s.backward_end
@@ -205,18 +208,18 @@ def test_a_layer_registered_first_but_ready_first_goes_last():
     assert s.bucket_order_wait[11] == 22.0
     close(s.bucket_start[10:], [24.0, 24.04375])
     assert s.exposed_tail == pytest.approx(0.39375, rel=REL)
-    iv = s.to_intervals().of_kind(IntervalKind.ORDER_WAIT)
+    iv = schedule_intervals(s).of_kind(IntervalKind.ORDER_WAIT)
     row = int(np.flatnonzero(iv.bucket == 11)[0])
     assert (iv.start[row], iv.end[row], iv.waits_for[row]) == (2.0, 24.0, 10)
     # Rebuilt from readiness (the default), layer 12 is bucket 0 and hides.
-    rebuilt = BucketConfig(**{**c.param.values(), "find_unused_parameters": False}).schedule()
+    rebuilt = step_schedule(BucketConfig(**{**c.param.values(), "find_unused_parameters": False}))
     assert rebuilt.layer_bucket[11] == 0
     assert rebuilt.exposed_tail == pytest.approx(0.04375, rel=REL)
     assert not np.any(rebuilt.bucket_order_wait > 0)
 
 
 def test_reordered_module_preset_by_hand():
-    s = BucketConfig.from_preset("Reordered module").schedule()
+    s = step_schedule(from_preset("Reordered module"))
     # Reverse registration: 6, 12, 11 | 10, 9, 8 | 7, 5, 4 | 3, 2, 1 (3 per bucket).
     assert [sorted(b.tolist()) for b in s.bucket_layers] == [
         [6, 11, 12],
@@ -229,12 +232,12 @@ def test_reordered_module_preset_by_hand():
     assert s.bucket_waits_for.tolist() == [-1, 0, -1, -1]
     close(s.bucket_start, [14.0, 19.95, 25.9, 31.85])
     assert s.exposed_tail == pytest.approx(13.8, rel=REL)
-    rebuilt = BucketConfig.from_preset("Reordered module", find_unused_parameters=False)
-    assert rebuilt.schedule().exposed_tail == pytest.approx(5.95, rel=REL)
+    rebuilt = from_preset("Reordered module", find_unused_parameters=False)
+    assert step_schedule(rebuilt).exposed_tail == pytest.approx(5.95, rel=REL)
 
 
 def test_tied_embeddings_share_one_tensor_ready_at_the_end():
-    s = BucketConfig.from_preset("Tied embeddings").schedule()
+    s = step_schedule(from_preset("Tied embeddings"))
     t = s.tensors
     (shared,) = np.flatnonzero(t.shared)
     assert t.layer[shared] == 1 and t.kind[shared] == TensorKind.WEIGHT
@@ -246,7 +249,7 @@ def test_tied_embeddings_share_one_tensor_ready_at_the_end():
     assert t.ready[head[0]] == 2.0
     assert len(t) == 23
     # Untied, the head's own 200 MB weight is ready at 2 ms and hides behind backward.
-    untied = BucketConfig.from_preset("Tied embeddings", tied_embeddings=False).schedule()
+    untied = step_schedule(from_preset("Tied embeddings", tied_embeddings=False))
     assert untied.traffic_ms > s.traffic_ms
     close(untied.bucket_ready[0], 6.0)
 
@@ -259,11 +262,11 @@ def test_launch_times_with_an_enqueue_cost():
 
 def test_default_cap_is_25_mib_with_a_1_mib_first_bucket():
     c = BucketConfig(ddp_bucketing=True)  # twelve 25 MB layers
-    s = c.schedule()
+    s = step_schedule(c)
     # bucket 0: b12 + w12 = 25 MB >= 1 MiB; then 25 MiB = 26.21 MB: two layers each.
     assert [len(b) for b in s.bucket_layers] == [1, 2, 2, 2, 2, 2, 1]
     assert c.knob_setting() == DDP_DEFAULT_CAP_MIB
-    explicit = BucketConfig(bucket_cap_mb=25.0).schedule()  # first bucket 25 MiB too
+    explicit = step_schedule(BucketConfig(bucket_cap_mb=25.0))  # first bucket 25 MiB too
     assert [len(b) for b in explicit.bucket_layers] == [2] * 6
 
 
@@ -310,7 +313,7 @@ def ddp_configs(draw) -> BucketConfig:
 @settings(max_examples=600, deadline=None)
 @given(ddp_configs())
 def test_launch_order_and_waits(c: BucketConfig) -> None:
-    s = c.schedule()
+    s = step_schedule(c)
     h = c.enqueue_ms
     tol = 1e-9 * max(1.0, s.comm_end)
     # Every tensor in one bucket; buckets 0..n-1; sizes add up.
@@ -365,7 +368,7 @@ def test_launch_order_and_waits(c: BucketConfig) -> None:
             assert members[:-1].sum() < cap
             if j < buckets_in_cut.max():
                 assert members.sum() >= cap
-    intervals = s.to_intervals()
+    intervals = schedule_intervals(s)
     assert len(intervals.of_kind(IntervalKind.ORDER_WAIT)) == int(np.sum(s.bucket_order_wait > tol))
 
 
@@ -380,24 +383,24 @@ def test_sweeps_agree_with_single_schedules_in_every_mode(c: BucketConfig) -> No
         if k > 12:
             break
         base.layers_per_bucket = int(k)
-        s = base.schedule()
+        s = step_schedule(base)
         assert sw.step_time[i] == pytest.approx(s.step_time, rel=1e-12)
         assert sw.n_buckets[i] == s.n_buckets
         assert sw.regime[i] == s.regime.kind
         assert sw.suggestion[i] == s.regime.suggestion
     caps = sweep_byte_caps(c, np.array([0.5, 5.0, 50.0]))
     for i, cap in enumerate(caps.setting):
-        one = BucketConfig(**{**layers, "bucket_cap_mb": float(cap)}).schedule()
+        one = step_schedule(BucketConfig(**{**layers, "bucket_cap_mb": float(cap)}))
         assert caps.step_time[i] == pytest.approx(one.step_time, rel=1e-12)
         assert caps.regime[i] == one.regime.kind
 
 
 def test_every_preset_keeps_its_tensors_consistent():
     for name in PRESETS:
-        s = BucketConfig.from_preset(name).schedule()
+        s = step_schedule(from_preset(name))
         t = gradient_tensors(
-            BucketConfig.from_preset(name).backward_profile(),
-            BucketConfig.from_preset(name).size_profile(),
+            from_preset(name).backward_profile(),
+            from_preset(name).size_profile(),
             registration=PRESETS[name]["layer_registration"],
             tied_embeddings=PRESETS[name]["tied_embeddings"],
         )

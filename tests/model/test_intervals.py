@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from widgets.model.buckets import BucketIntervals, IntervalKind, schedule_arrays
+from widgets.model.buckets import BucketIntervals, IntervalKind, schedule_arrays, schedule_intervals
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def intervals() -> BucketIntervals:
         enqueue_ms=0.5,
         optimizer_ms=1.0,
     )
-    return s.to_intervals()
+    return schedule_intervals(s)
 
 
 def test_every_interval_by_hand(intervals: BucketIntervals) -> None:
@@ -76,11 +76,11 @@ def test_of_kind_keeps_every_column(intervals: BucketIntervals) -> None:
 def test_no_enqueue_no_tail_no_waits() -> None:
     # One 1 MB layer, 2 ranks, 10 GB/s, no latency: T = 0.1, ready at 1: 1-1.1, tail 0.1.
     s = schedule_arrays([1.0], [1.0], [0], ranks=2, bandwidth=10.0, latency_ms=0.0)
-    kinds = [str(k) for k in s.to_intervals().kind]
+    kinds = [str(k) for k in schedule_intervals(s).kind]
     assert kinds == ["backward", "transfer", "exposed", "filling", "optimizer"]
     # 2 layers, a bucket each, 100 GB/s: each 0.01 ms transfer ends before the next is ready.
     s = schedule_arrays([1.0, 1.0], [1.0, 1.0], [1, 0], ranks=2, bandwidth=100.0, latency_ms=0.0)
-    kinds = [str(k) for k in s.to_intervals().kind]
+    kinds = [str(k) for k in schedule_intervals(s).kind]
     assert kinds == ["backward"] * 2 + ["transfer"] * 2 + ["exposed"] + ["filling"] * 2 + [
         "optimizer"
     ]

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from widgets.model.buckets import step_schedule
 from widgets.model.ranks_view import (
     CONTENTION,
     DATA_LOADING,
@@ -282,7 +283,7 @@ def test_one_rank_without_contention_is_the_bucket_timeline(values: dict, scenar
     }
     cfg = RanksConfig(**values)
     ours = cfg.result()
-    theirs = cfg.bucket_config().schedule()
+    theirs = step_schedule(cfg.bucket_config())
     close(ours.schedule.bucket_start, theirs.bucket_start)
     close(ours.schedule.bucket_end, theirs.bucket_end)
     close(ours.schedule.comm_end, theirs.comm_end)
@@ -307,18 +308,20 @@ def test_one_slow_rank_is_the_bucket_timelines_straggler(values: dict) -> None:
     }
     cfg = RanksConfig(**values)
     ours = cfg.result()
-    theirs = BucketConfig(
-        n_layers=cfg.n_layers,
-        layers_per_bucket=cfg.layers_per_bucket,
-        backward_ms=cfg.backward_ms,
-        straggler_pct=cfg.slowdown_pct,
-        grad_mb=cfg.grad_mb,
-        bandwidth=cfg.bandwidth,
-        latency_ms=cfg.latency_ms,
-        ranks=cfg.ring_ranks,
-        forward_ms=cfg.forward_ms,
-        optimizer_ms=cfg.optimizer_ms,
-    ).schedule()
+    theirs = step_schedule(
+        BucketConfig(
+            n_layers=cfg.n_layers,
+            layers_per_bucket=cfg.layers_per_bucket,
+            backward_ms=cfg.backward_ms,
+            straggler_pct=cfg.slowdown_pct,
+            grad_mb=cfg.grad_mb,
+            bandwidth=cfg.bandwidth,
+            latency_ms=cfg.latency_ms,
+            ranks=cfg.ring_ranks,
+            forward_ms=cfg.forward_ms,
+            optimizer_ms=cfg.optimizer_ms,
+        )
+    )
     np.testing.assert_allclose(ours.schedule.bucket_end, theirs.bucket_end, rtol=1e-9)
     np.testing.assert_allclose(ours.step_time, theirs.step_time, rtol=1e-9)
 

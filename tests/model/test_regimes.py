@@ -25,8 +25,10 @@ from widgets.model.buckets import (
     RegimeKind,
     Schedule,
     Suggestion,
+    from_preset,
     ring_overhead_ms,
     ring_traffic_ms,
+    step_schedule,
     sweep_layers_per_bucket,
 )
 
@@ -37,7 +39,7 @@ REL = 1e-9
 def schedule_at(config: BucketConfig, k: int) -> Schedule:
     config.layers_per_bucket = k
     config.bucket_cap_mb = None
-    return config.schedule()
+    return step_schedule(config)
 
 
 # --- issue 7 §1: the cases found by hand -------------------------------------------------
@@ -45,7 +47,7 @@ def schedule_at(config: BucketConfig, k: int) -> Schedule:
 
 @pytest.mark.parametrize("name", ["Overlap works", "Link saturated", "Latency-bound"])
 def test_one_bucket_is_no_overlap_not_overlap_limited(name: str) -> None:
-    c = BucketConfig.from_preset(name)
+    c = from_preset(name)
     s = schedule_at(c, 12)
     assert s.overlap_fraction == 0.0
     assert s.regime.kind == K.NO_OVERLAP
@@ -55,7 +57,7 @@ def test_one_bucket_is_no_overlap_not_overlap_limited(name: str) -> None:
 
 
 def test_embedding_one_per_bucket_does_not_claim_tail_equals_last_transfer() -> None:
-    s = schedule_at(BucketConfig.from_preset("Embedding layer"), 1)
+    s = schedule_at(from_preset("Embedding layer"), 1)
     # Layer 1: 0.7 + 1.75 * 200 / 50 = 7.70 ms, ready at 23. Layer 2's bucket
     # (0.7 + 0.875 = 1.575 ms) starts at 22 + ... and the queue ahead of layer 1 ends at
     # 23.575: layer 1 waits 0.575 ms, so the tail is 8.275 ms, not 7.70.
@@ -66,7 +68,7 @@ def test_embedding_one_per_bucket_does_not_claim_tail_equals_last_transfer() -> 
 
 
 def test_latency_bound_at_the_sweeps_best_does_not_say_try_larger_buckets() -> None:
-    c = BucketConfig.from_preset("Latency-bound")
+    c = from_preset("Latency-bound")
     sweep = sweep_layers_per_bucket(c)
     assert sweep.best_setting == 2
     s = schedule_at(c, 2)
@@ -83,7 +85,7 @@ def test_latency_bound_at_the_sweeps_best_does_not_say_try_larger_buckets() -> N
 
 
 def test_labels_along_the_overlap_works_sweep() -> None:
-    c = BucketConfig.from_preset("Overlap works")
+    c = from_preset("Overlap works")
     sweep = sweep_layers_per_bucket(c)
     S, OL, N = K.LINK_SATURATED, K.OVERLAP_LIMITED, K.NO_OVERLAP
     assert list(sweep.regime) == [S, S, OL, OL, S, OL, S, S, S, S, S, N]
@@ -98,7 +100,7 @@ def test_labels_along_the_overlap_works_sweep() -> None:
 def test_labels_follow_the_numbers_along_every_preset_sweep() -> None:
     """Adjacent settings share a label exactly when their deciding facts agree."""
     for name in PRESETS:
-        c = BucketConfig.from_preset(name)
+        c = from_preset(name)
         facts = []
         for k in range(1, c.n_layers + 1):
             r = schedule_at(c, k).regime
@@ -117,13 +119,13 @@ def test_labels_follow_the_numbers_along_every_preset_sweep() -> None:
 
 
 def test_link_saturated_preset_is_saturated_at_every_split() -> None:
-    sweep = sweep_layers_per_bucket(BucketConfig.from_preset("Link saturated"))
+    sweep = sweep_layers_per_bucket(from_preset("Link saturated"))
     assert set(sweep.regime[:-1]) == {K.LINK_SATURATED}  # 12 per bucket: no overlap
     assert sweep.regime[-1] == K.NO_OVERLAP
 
 
 def test_fast_compute_description_matches_its_sweep() -> None:
-    c = BucketConfig.from_preset("Fast compute: transfers queue")
+    c = from_preset("Fast compute: transfers queue")
     sweep = sweep_layers_per_bucket(c)
     desc = PRESET_DESCRIPTIONS["Fast compute: transfers queue"]
     assert "at most bucket sizes transfers queue" in desc and "at least 4.30 ms" in desc
@@ -133,7 +135,7 @@ def test_fast_compute_description_matches_its_sweep() -> None:
 
 
 def test_sawtooth_numbers_of_the_latency_bound_sweep() -> None:
-    sweep = sweep_layers_per_bucket(BucketConfig.from_preset("Latency-bound"))
+    sweep = sweep_layers_per_bucket(from_preset("Latency-bound"))
     np.testing.assert_allclose(
         sweep.step_time,
         [53.8, 41.5, 41.85, 42.2, 42.05, 42.9, 42.55, 42.2, 41.85, 43.8, 45.8, 45.0],
@@ -150,7 +152,7 @@ def test_sawtooth_numbers_of_the_latency_bound_sweep() -> None:
 
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_every_preset_and_bucket_size_is_consistent(name: str) -> None:
-    c = BucketConfig.from_preset(name)
+    c = from_preset(name)
     sweep = sweep_layers_per_bucket(c)
     for k in range(1, c.n_layers + 1):
         check_consistent(c, schedule_at(c, k), sweep)
@@ -213,7 +215,7 @@ def saturated_configs(draw) -> BucketConfig:
 @settings(max_examples=1500, deadline=None)
 @given(configs())
 def test_random_configurations_are_consistent(c: BucketConfig) -> None:
-    s = c.schedule()
+    s = step_schedule(c)
     event(f"regime: {s.regime.kind}")
     event(f"suggestion: {s.regime.suggestion}")
     event("buckets: one" if s.n_buckets == 1 else "buckets: several")
@@ -223,7 +225,7 @@ def test_random_configurations_are_consistent(c: BucketConfig) -> None:
 @settings(max_examples=800, deadline=None)
 @given(saturated_configs())
 def test_saturated_configurations_are_consistent(c: BucketConfig) -> None:
-    s = c.schedule()
+    s = step_schedule(c)
     # The strategy does what it says: several buckets, every one after the first
     # waits for the link, and the traffic alone fits in backward.
     assert s.n_buckets >= 2
@@ -256,7 +258,7 @@ def test_a_link_wait_at_the_tolerance_is_judged_alike_by_model_and_check() -> No
         forward_ms=0.0,
         optimizer_ms=0.0,
     )
-    s = c.schedule()
+    s = step_schedule(c)
     assert s.regime.last_link_wait_ms == pytest.approx(0.005, abs=1e-12)
     check_consistent(c, s, sweep_layers_per_bucket(c))
 
@@ -277,6 +279,6 @@ def test_a_latency_bound_tie_in_floating_point_is_consistent() -> None:
         optimizer_ms=0.0,
         straggler_pct=0.0,
     )
-    s = c.schedule()
+    s = step_schedule(c)
     assert s.regime.kind == K.LATENCY_BOUND
     check_consistent(c, s, sweep_layers_per_bucket(c))

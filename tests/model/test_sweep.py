@@ -8,7 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from widgets.model.buckets import PRESETS, BucketConfig, default_caps, sweep_layers_per_bucket
+from widgets.model.buckets import (
+    PRESETS,
+    BucketConfig,
+    default_caps,
+    step_schedule,
+    sweep_layers_per_bucket,
+)
 
 
 def test_last_bucket_per_setting_for_twelve_layers() -> None:
@@ -41,7 +47,7 @@ def test_a_sweep_given_to_the_schedule_is_the_one_it_would_compute() -> None:
     # already drew decides the suggestion exactly as the schedule's own would.
     config = BucketConfig(**PRESETS["Latency-bound"])
     sweep = sweep_layers_per_bucket(config)
-    own, given = config.schedule(), config.schedule(layer_sweep=sweep)
+    own, given = step_schedule(config), step_schedule(config, layer_sweep=sweep)
     assert given.regime == own.regime
     assert given.regime.best_setting == sweep.best_setting
     # A layers-per-bucket sweep says nothing about byte caps: with a cap set, the
@@ -49,5 +55,5 @@ def test_a_sweep_given_to_the_schedule_is_the_one_it_would_compute() -> None:
     capped = BucketConfig(
         **{**PRESETS["Latency-bound"], "ddp_bucketing": True, "bucket_cap_mb": 4.0}
     )
-    assert capped.schedule(layer_sweep=sweep).regime == capped.schedule().regime
-    assert capped.schedule(layer_sweep=sweep).regime.best_setting != sweep.best_setting
+    assert step_schedule(capped, layer_sweep=sweep).regime == step_schedule(capped).regime
+    assert step_schedule(capped, layer_sweep=sweep).regime.best_setting != sweep.best_setting

@@ -1,6 +1,6 @@
 """The bucket timeline in headless Chromium, driven only by accessible names.
 
-Expected readouts come from the model itself (``BucketConfig(...).schedule()``)
+Expected readouts come from the model itself (``step_schedule(BucketConfig(...))``)
 formatted the way the widget formats them, so a test states what the learner
 must see for a setting, not what the page happened to show last time.
 """
@@ -15,7 +15,7 @@ from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_o
 from playwright.sync_api import Page, expect
 
 from widgets.common.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
-from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig
+from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig, from_preset, step_schedule
 
 ROUTE = "/bucket-timeline"
 
@@ -56,7 +56,7 @@ def preset_select(page: Page):
 
 def expected_readouts(config: BucketConfig) -> dict[str, str]:
     """What each schedule readout must start with for ``config``."""
-    s = config.schedule()
+    s = step_schedule(config)
     return {
         "Backward end": MILLISECONDS(s.backward_end),
         "Communication end": MILLISECONDS(s.comm_end),
@@ -69,12 +69,12 @@ def expected_readouts(config: BucketConfig) -> dict[str, str]:
 
 
 def regime_of(config: BucketConfig) -> str:
-    return str(config.schedule().regime.kind)
+    return str(step_schedule(config).regime.kind)
 
 
 def step_size(config: BucketConfig) -> float:
     """The widget's Step: the 1-2-5 number just below a sixteenth of the step's timeline."""
-    s = config.schedule()
+    s = step_schedule(config)
     x = (s.optimizer_start + s.optimizer_ms) / 16
     exp = 10 ** int(f"{x:e}".split("e")[1])
     base = x / exp
@@ -242,7 +242,7 @@ PRESET_REGIMES = {  # preset -> the regime the Regime readout names
 
 def test_preset_select_switches_regimes(shared: Page):
     for preset, regime in PRESET_REGIMES.items():
-        config = BucketConfig.from_preset(preset)
+        config = from_preset(preset)
         assert regime_of(config) == regime, (preset, regime_of(config))
         preset_select(shared).select_option(label=preset)
         expect(readout(shared, "Regime")).to_contain_text(regime, timeout=TIMEOUT)
@@ -257,7 +257,7 @@ def test_preset_select_switches_regimes(shared: Page):
 
 def test_url_preset_with_an_override(page: Page, server: str, ui):
     ui.open_widget(page, f"{server}{ROUTE}?preset=Latency-bound&ranks=4")
-    config = BucketConfig.from_preset("Latency-bound", ranks=4)
+    config = from_preset("Latency-bound", ranks=4)
     assert_fields(page, config)
     assert_readouts(page, config, "for ?preset=Latency-bound&ranks=4")
     # With 4 ranks each 1.5 ms transfer fits in the 2 ms between layers and no larger

@@ -29,7 +29,7 @@ from widgets.common.formatting import (
     PERCENT,
     plain_number,
 )
-from widgets.model.buckets import PRESETS, BucketConfig
+from widgets.model.buckets import PRESETS, BucketConfig, step_schedule
 from widgets.registry import WIDGETS
 
 LOAD_TIMEOUT = 30_000  # ms, for a page (or an embed) to come up
@@ -72,7 +72,7 @@ def starts(text: str) -> re.Pattern:
 
 def bucket_readouts(settings: dict) -> dict[str, str]:
     """What each schedule readout of the bucket timeline starts with for these settings."""
-    s = BucketConfig(**settings).schedule()
+    s = step_schedule(BucketConfig(**settings))
     return {
         "Backward end": MILLISECONDS(s.backward_end),
         "Communication end": MILLISECONDS(s.comm_end),

@@ -28,6 +28,7 @@ from widgets.model.buckets import (
     PRESETS,
     BucketConfig,
     average_rates,
+    step_schedule,
 )
 from widgets.model.settings import setting_names
 from widgets.model.timeline import revealed_spans
@@ -318,7 +319,7 @@ def test_one_layer_per_bucket_on_a_fast_link_leaves_the_last_transfer(
     assert note_of(lab, "tail") == "last transfer alone: 0.75 ms"
     assert value_of(lab, "step") == "38.75 ms"
     assert rows(lab, "waiting") == []
-    expected = BucketConfig(layers_per_bucket=1, bandwidth=875.0).schedule()
+    expected = step_schedule(BucketConfig(layers_per_bucket=1, bandwidth=875.0))
     assert lab.schedule.exposed_tail == pytest.approx(expected.bucket_transfer_ms[-1])
     assert value_of(lab, "regime").endswith(expected.regime.kind)
 
@@ -359,7 +360,7 @@ def test_slow_link_makes_transfers_queue(lab: BucketTimeline) -> None:
     assert [w[3] for w in waiting] == ["Bucket 1 waits", "Bucket 2 waits", "Bucket 3 waits"]
     np.testing.assert_allclose([w[0] for w in waiting], [12.0, 18.0, 24.0])
     np.testing.assert_allclose([w[1] for w in waiting], [32.95, 59.9, 86.85])
-    expected = BucketConfig(bandwidth=5.0).schedule().regime.kind
+    expected = step_schedule(BucketConfig(bandwidth=5.0)).regime.kind
     assert expected == "communication-bound"
     assert value_of(lab, "regime") == "105.00 ms traffic ≥ 24.00 ms backward: communication-bound"
     # The description names the worst wait: bucket 3's 86.85 - 24 = 62.85 ms.

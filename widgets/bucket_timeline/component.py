@@ -31,6 +31,8 @@ from ..model.buckets import (
     Schedule,
     SweepResult,
     average_rates,
+    schedule_intervals,
+    step_schedule,
     sweep_layers_per_bucket,
 )
 from ..model.fluid_queue import FluidQueue
@@ -192,12 +194,12 @@ class BucketTimeline(WidgetComponent):
 
     def fit_to_model(self) -> None:
         self.sweep = sweep_layers_per_bucket(self.settings)
-        s = self.schedule = self.settings.schedule(layer_sweep=self.sweep)
+        s = self.schedule = step_schedule(self.settings, layer_sweep=self.sweep)
         self.fit_clock(s.optimizer_start + s.optimizer_ms, PLAY_SECONDS)
 
     def model_state(self) -> dict:
         s, sw, settings = self.schedule, self.sweep, self.settings
-        iv = s.to_intervals()
+        iv = schedule_intervals(s)
         bars = iv.kind != IntervalKind.EXPOSED
         by_count = not settings.uses_byte_cap()
         lead, explanation = text.explanation(s)

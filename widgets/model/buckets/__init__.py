@@ -6,8 +6,9 @@ bucket each tensor joins, DDP's rules), ``link`` (launch in bucket order, the
 link, the vectorised engine), ``schedule`` (the ``Schedule`` record),
 ``intervals`` (what a view draws), ``regimes`` (what sets the step),
 ``sweep`` (every bucket size at once), ``rates`` (the fluid picture's
-averages), ``presets`` and ``config`` (``BucketConfig``, the settings). This
-package re-exports the public API.
+averages), ``presets``, ``config`` (``BucketConfig``, the settings) and
+``step`` (one step's schedule from the settings). This package re-exports
+the public API.
 
 Units: gradient sizes in MB, bandwidth in GB/s, times in ms (MB / (GB/s) =
 ms). DDP's byte cap is in MiB, as in PyTorch (1 MiB = 1.048576 MB).
@@ -24,12 +25,13 @@ from .bucketing import (
 )
 from .config import MAX_LAYERS, BucketConfig, LayerProfile
 from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
-from .intervals import BucketIntervals, IntervalKind, Lane
+from .intervals import BucketIntervals, IntervalKind, Lane, schedule_intervals
 from .link import evaluate, launch_times, link_schedule
-from .presets import PRESET_DESCRIPTIONS, PRESETS
+from .presets import PRESET_DESCRIPTIONS, PRESETS, from_preset
 from .rates import average_rates
 from .regimes import LATENCY_SHARE, REGIMES, TOLERANCE_MS, Regime, RegimeKind, Suggestion
 from .schedule import Schedule, build_schedule, schedule_arrays
+from .step import step_schedule
 from .sweep import SweepResult, default_caps, sweep_byte_caps, sweep_layers_per_bucket
 from .tensors import (
     MB_PER_MIB,
@@ -71,6 +73,7 @@ __all__ = [
     "ddp_assignment",
     "default_caps",
     "evaluate",
+    "from_preset",
     "gradient_tensors",
     "launch_times",
     "layer_assignment",
@@ -80,6 +83,8 @@ __all__ = [
     "ring_overhead_ms",
     "ring_traffic_ms",
     "schedule_arrays",
+    "schedule_intervals",
+    "step_schedule",
     "sweep_byte_caps",
     "sweep_layers_per_bucket",
 ]

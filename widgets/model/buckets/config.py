@@ -8,8 +8,6 @@ the knob (``layers_per_bucket``, or a byte cap when ``ddp_bucketing`` is on or
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import param
 
@@ -22,11 +20,7 @@ from .bucketing import (
     layer_assignment,
     one_bucket,
 )
-from .schedule import Schedule, build_schedule
 from .tensors import MB_PER_MIB, GradientTensors, gradient_tensors
-
-if TYPE_CHECKING:  # the sweep module imports this one
-    from .sweep import SweepResult
 
 MAX_LAYERS = 64
 
@@ -153,13 +147,6 @@ class BucketConfig(param.Parameterized):
         "1's backward ends; the head keeps only its bias.",
     )
 
-    @classmethod
-    def from_preset(cls, name: str, **overrides) -> BucketConfig:
-        """A configuration set to one of ``PRESETS``."""
-        from .presets import PRESETS
-
-        return cls(**{**PRESETS[name], **overrides})
-
     def _profile(self, name: str, uniform: float) -> np.ndarray:
         values = getattr(self, name)
         if values is None:
@@ -262,32 +249,3 @@ class BucketConfig(param.Parameterized):
         if not self.uses_byte_cap():
             return self.layers_per_bucket
         return DDP_DEFAULT_CAP_MIB if self.bucket_cap_mb is None else self.bucket_cap_mb
-
-    def schedule(self, layer_sweep: SweepResult | None = None) -> Schedule:
-        """The schedule of one step with these settings, its regime's suggestion
-        decided against every setting of the knob in force (see ``regimes``).
-
-        ``layer_sweep`` is ``sweep_layers_per_bucket(self)`` when the caller has
-        already computed it (a view that draws the sweep), so that it is not
-        computed twice; it is used only when layers per bucket is the knob.
-        """
-        from .sweep import knob_best
-
-        if layer_sweep is not None and not self.uses_byte_cap():
-            best = (layer_sweep.best_setting, layer_sweep.best_step)
-        else:
-            best = knob_best(self)
-
-        tensors = self.tensors()
-        return build_schedule(
-            tensors,
-            self.assignments(tensors)[0],
-            backward_ms=self.backward_profile(),
-            layer_grad_mb=self.size_profile(),
-            straggler_pct=self.straggler_pct,
-            forward_ms=self.forward_ms,
-            optimizer_ms=self.optimizer_ms,
-            setting=self.knob_setting(),
-            best=best,
-            **self.link_settings(),
-        )

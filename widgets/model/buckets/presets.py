@@ -82,3 +82,8 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "find_unused_parameters=True, bucket 0 holds it and is ready late, and the buckets "
     "after it, though ready, wait for it.",
 }
+
+
+def from_preset(name: str, **overrides) -> BucketConfig:
+    """A configuration set to one of ``PRESETS``, then ``overrides``."""
+    return BucketConfig(**{**PRESETS[name], **overrides})

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .intervals import BucketIntervals, schedule_intervals
 from .link import evaluate
 from .regimes import KINDS, SUGGESTIONS, Regime, regime_codes, suggestion_codes
 from .tensors import GradientTensors, TensorKind, gradient_tensors
@@ -129,10 +128,6 @@ class Schedule:
     def n_buckets(self) -> int:
         """Number of buckets (transfers)."""
         return len(self.bucket_ready)
-
-    def to_intervals(self) -> BucketIntervals:
-        """The schedule as typed intervals (see ``intervals.schedule_intervals``)."""
-        return schedule_intervals(self)
 
 
 def _waits_for(ready: np.ndarray, order_wait: np.ndarray, tol: float) -> np.ndarray:

@@ -35,7 +35,7 @@ class SweepResult:
 
     Settings run from small buckets to large. ``regime`` holds ``RegimeKind``
     values and ``suggestion`` ``Suggestion`` values, decided row by row exactly as
-    ``BucketConfig.schedule()`` decides them for that setting.
+    ``step_schedule`` decides them for that setting.
     """
 
     setting: np.ndarray
@@ -138,7 +138,7 @@ def sweep_byte_caps(
 
     Each cap is a cap the user sets, so it applies to the first bucket too.
     Suggestions compare each cap with the best of ``default_caps`` and itself,
-    as ``BucketConfig.schedule()`` does, whatever caps are asked for.
+    as ``step_schedule`` does, whatever caps are asked for.
     """
     tensors = config.tensors()
     standard = default_caps(config.size_profile())
