@@ -27,7 +27,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from .serving import LOADING_CSS, LOADING_HTML
+from .loading_page import LOADING_HTML, early_notice_html
 
 log = logging.getLogger("overlap-lab")
 
@@ -88,21 +88,6 @@ class PageGate:
 
 #: The one gate of this process (each ``--num-procs`` process and each backend has its own).
 GATE = PageGate()
-
-
-def early_notice_html() -> str:
-    """The start of a page whose session must wait: the document's head and the notice.
-
-    The page that follows repeats ``<!DOCTYPE>``, ``<html>``, ``<head>`` and
-    ``<body>``; an HTML parser ignores the repeated tags and keeps what they
-    hold (the title, scripts and stylesheets), so the page works as if it had
-    come in one piece. There is no ``<title>`` here: the page's own is then the
-    document's first, which is the one a browser shows.
-    """
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<style>{LOADING_CSS}</style>\n</head>\n<body>\n{LOADING_HTML}\n"
-    )
 
 
 #: What a learner sees, after the notice, when a page that was already started fails.

@@ -11,13 +11,13 @@ from lessons import Lesson, load_lessons
 from widgets.registry import WIDGETS, WidgetSpec
 
 from .lesson_page import lesson_body
+from .loading_page import show_loading
 from .page import page
 from .panel_internals import anchor_resources_at
 from .serving import (
     built_for_websocket,
     hold_until_connected,
     serve_styles_locally,
-    show_loading,
     url_prefix,
 )
 

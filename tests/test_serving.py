@@ -10,9 +10,10 @@ from panel.io.document import _cleanup_doc
 from panel.io.state import set_curdoc
 
 from app.cli import build_parser
+from app.loading_page import LOADING_HTML
 from app.routes import build_routes
 from app.serve_options import CHECK_UNUSED_SESSIONS_MS, UNUSED_SESSION_LIFETIME_MS, ServeOptions
-from app.serving import LOADING_HTML, TEST_HOOKS_ENV, server_options
+from app.serving import TEST_HOOKS_ENV, server_options
 
 
 @pytest.fixture(scope="module")

@@ -209,7 +209,7 @@ def test_a_waiting_page_sends_its_notice_before_its_turn(slow_server):
     """The last of three pages gets its first bytes before the second page is complete."""
     from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-    from app.admission import early_notice_html
+    from app.loading_page import early_notice_html
 
     async def burst():
         first_chunk: dict[int, float] = {}

@@ -233,7 +233,7 @@ def test_page_template_environment_extends_panels_page(unstarted_server) -> None
     from panel.io.resources import Resources
     from panel.io.session import generate_session
 
-    from app.serving import LOADING_HTML, loading_template
+    from app.loading_page import LOADING_HTML, loading_template
 
     tornado = internals.tornado_application(unstarted_server)
     session = generate_session(
