@@ -143,7 +143,7 @@ def install_page_gate() -> None:
     """Route page GETs and script-tag embeds of every app through :data:`GATE`.
 
     Call before the server starts. Bokeh builds each application's routes from
-    a module-level list (:func:`app.panel_internals.per_app_route_patterns`),
+    a module-level list (:func:`app.server.panel_internals.per_app_route_patterns`),
     which Panel itself fills with its handlers at import; the gated handlers
     replace Panel's there. Websockets are not gated: a websocket that builds its own
     session (its page's session was reaped, or it reached another process)

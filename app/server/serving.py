@@ -21,7 +21,7 @@ log = logging.getLogger("overlap-lab")
 
 #: Collector thresholds while serving (Python's default is 700, 10, 10).
 GC_THRESHOLDS = (50_000, 20, 20)
-#: Set to 1 only in tests: serves the ``/_test/`` endpoints (see :mod:`app.testhooks`).
+#: Set to 1 only in tests: serves the ``/_test/`` endpoints (see :mod:`app.server.testhooks`).
 TEST_HOOKS_ENV = "OVERLAP_LAB_TEST_HOOKS"
 
 
@@ -35,7 +35,7 @@ def configure_process() -> None:
       patches seven times; nothing here reads it.
     - The garbage collector runs less often (see ``GC_THRESHOLDS``).
     - Sessions are built one at a time in arrival order, after the work
-      already under way for the pages sent before (:mod:`app.admission`).
+      already under way for the pages sent before (:mod:`app.server.admission`).
     """
     from bokeh.settings import settings
 
@@ -193,13 +193,13 @@ def server_options(options: ServeOptions | None = None, **overrides) -> dict:
     }
     if o.url_prefix:
         kwargs["prefix"] = o.url_prefix
-    from .static_pages import IndexPage, NotFoundPage
+    from app.pages.static_pages import IndexPage, NotFoundPage
 
     prefix_path = kwargs.get("prefix", "")
     # The index is static: listed before Bokeh's own page at "/", so it is the one served.
     kwargs["extra_patterns"].insert(0, (r"/?", IndexPage, {"prefix": prefix_path}))
-    from .classroom.handlers import class_patterns
-    from .classroom.service import configure
+    from app.classroom.handlers import class_patterns
+    from app.classroom.service import configure
 
     kwargs["extra_patterns"] += class_patterns(configure(o.redis, prefix_path))
     # Tornado's own setting: the page for any address no route answers.

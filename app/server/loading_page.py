@@ -1,7 +1,7 @@
 """The "Loading…" notice a served page shows until its document has rendered.
 
 Every session's page is served with this notice in its template; a page that
-has to wait for its turn at the page gate (:mod:`app.admission`) sends the
+has to wait for its turn at the page gate (:mod:`app.server.admission`) sends the
 notice first, on its own (:func:`early_notice_html`).
 """
 
