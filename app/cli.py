@@ -11,7 +11,7 @@ import panel as pn
 
 from traces.commands import add_trace_commands, run_trace_command
 
-from .serve_options import ServeOptions
+from .server.serve_options import ServeOptions
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,8 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def serve(options: ServeOptions) -> None:
     """Serve every route until interrupted."""
-    from .routes import build_routes
-    from .serving import configure_process, server_options, use_options, warm
+    from .server.routes import build_routes
+    from .server.serving import configure_process, server_options, use_options, warm
 
     pn.extension(inline=False)
     configure_process()
@@ -36,7 +36,7 @@ def serve(options: ServeOptions) -> None:
     warm(routes)
     from tornado.ioloop import IOLoop
 
-    from .listen_backlog import raise_listen_backlog
+    from .server.listen_backlog import raise_listen_backlog
 
     # Once the server has bound its sockets: a class's burst of pages or votes queues, not drops.
     IOLoop.current().add_callback(raise_listen_backlog)

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from app.panel_internals import (
+from app.server.panel_internals import (
     build_session_page,
     destroy_document,
     tornado_application,
@@ -76,13 +76,13 @@ def _servers(tuned: bool = True, extra: Mapping[str, Callable] | None = None):
     """Bokeh applications for the app's routes and the bare app, as ``pn.serve`` makes them.
 
     ``tuned``: with the process settings ``overlap-lab serve`` applies
-    (``app.serving.configure_process`` and ``warm``); otherwise Panel's and
+    (``app.server.serving.configure_process`` and ``warm``); otherwise Panel's and
     Bokeh's defaults. ``extra``: more routes (name: page function), served alike.
     """
     import panel as pn
 
-    from app.routes import build_routes
-    from app.serving import configure_process, warm
+    from app.server.routes import build_routes
+    from app.server.serving import configure_process, warm
     from bench.bare_app import bare_page
 
     pn.extension(inline=False)

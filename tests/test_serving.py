@@ -10,9 +10,14 @@ from panel.io.document import _cleanup_doc
 from panel.io.state import set_curdoc
 
 from app.cli import build_parser
-from app.routes import build_routes
-from app.serve_options import CHECK_UNUSED_SESSIONS_MS, UNUSED_SESSION_LIFETIME_MS, ServeOptions
-from app.serving import LOADING_HTML, TEST_HOOKS_ENV, server_options
+from app.server.loading_page import LOADING_HTML
+from app.server.routes import build_routes
+from app.server.serve_options import (
+    CHECK_UNUSED_SESSIONS_MS,
+    UNUSED_SESSION_LIFETIME_MS,
+    ServeOptions,
+)
+from app.server.serving import TEST_HOOKS_ENV, server_options
 
 
 @pytest.fixture(scope="module")

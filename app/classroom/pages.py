@@ -12,8 +12,8 @@ import functools
 import html
 from pathlib import Path
 
-from app import theme
-from app.static_pages import CSS as SITE_CSS
+from app.pages import theme
+from app.pages.static_pages import CSS as SITE_CSS
 
 from .codes import spaced
 

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from app.admission import PageGate, install_page_gate
+from app.server.admission import PageGate, install_page_gate
 
 
 def test_builds_take_turns_in_arrival_order():
@@ -142,7 +142,7 @@ SLOW_SERVER = textwrap.dedent(
     """
     import sys, time
     import panel as pn
-    from app.serving import configure_process
+    from app.server.serving import configure_process
 
     def slow():
         time.sleep(0.15)  # a session that takes a while to build
@@ -209,7 +209,7 @@ def test_a_waiting_page_sends_its_notice_before_its_turn(slow_server):
     """The last of three pages gets its first bytes before the second page is complete."""
     from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-    from app.admission import early_notice_html
+    from app.server.loading_page import early_notice_html
 
     async def burst():
         first_chunk: dict[int, float] = {}

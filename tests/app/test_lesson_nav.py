@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from app.lesson_page import lesson_nav
+from app.pages.lesson_page import lesson_nav
 from lessons import load_lessons
 
 COURSE = list(load_lessons().values())

@@ -1,6 +1,6 @@
 """Each Panel or Bokeh internal the product relies on still does what it is used for.
 
-Every function of :mod:`app.panel_internals` has a test here against the
+Every function of :mod:`app.server.panel_internals` has a test here against the
 installed Panel and Bokeh, so an upgrade that moves one fails by name; and no
 module outside it reaches a private name of either library.
 """
@@ -18,11 +18,11 @@ import pytest
 from bokeh.document import Document
 from panel.io.state import set_curdoc
 
-from app import panel_internals as internals
+from app.server import panel_internals as internals
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN_CODE = ("app", "widgets", "lessons", "traces", "bench", "tools")
-FENCE = ROOT / "app" / "panel_internals.py"
+FENCE = ROOT / "app" / "server" / "panel_internals.py"
 #: Our own private names that code outside a class may reach (not Panel's or Bokeh's).
 OWN_PRIVATE_OK = {"_SubParsersAction", "_exit"}
 
@@ -233,7 +233,7 @@ def test_page_template_environment_extends_panels_page(unstarted_server) -> None
     from panel.io.resources import Resources
     from panel.io.session import generate_session
 
-    from app.serving import LOADING_HTML, loading_template
+    from app.server.loading_page import LOADING_HTML, loading_template
 
     tornado = internals.tornado_application(unstarted_server)
     session = generate_session(

@@ -8,8 +8,9 @@ import panel as pn
 import pytest
 from bokeh.document import Document
 
-from app import cli, routes
-from app.serve_options import ServeOptions
+from app import cli
+from app.server import routes
+from app.server.serve_options import ServeOptions
 
 State = type(pn.state)
 

@@ -10,9 +10,9 @@ import pytest
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from tornado.web import Application
 
-from app.serving import server_options
-from app.static_pages import NotFoundPage, index_html, not_found_html
-from app.thumbnails import thumbnail
+from app.pages.static_pages import NotFoundPage, index_html, not_found_html
+from app.pages.thumbnails import thumbnail
+from app.server.serving import server_options
 from lessons import load_lessons
 from widgets.registry import WIDGETS
 
@@ -96,7 +96,7 @@ def test_each_picture_is_drawn_from_the_widget_default_state() -> None:
 
 
 def test_a_lesson_renders_its_tables_and_keeps_raw_html_out() -> None:
-    from app.lesson_page import lesson_html
+    from app.pages.lesson_page import lesson_html
     from lessons import parse_lesson
 
     lesson = parse_lesson(

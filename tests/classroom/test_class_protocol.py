@@ -114,7 +114,7 @@ def test_hostile_requests_are_refused_with_a_message_and_change_nothing(server):
 @pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2) to read a backlog")
 def test_the_server_listens_with_room_for_a_whole_class_arriving_at_once(server):
     """Tornado's default backlog (128) would drop part of 200 simultaneous connections."""
-    from app.listen_backlog import BACKLOG
+    from app.server.listen_backlog import BACKLOG
 
     found = subprocess.run(
         ["ss", "-ltnH", f"sport = :{server.port}"], capture_output=True, text=True, check=True

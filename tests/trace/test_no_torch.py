@@ -19,8 +19,8 @@ RECORDER = ROOT / "traces" / "recorder"
 SERVER_SCRIPT = """
 import sys, panel as pn, pkgutil, importlib
 from app.cli import build_parser
-from app.routes import build_routes
-from app.serving import warm
+from app.server.routes import build_routes
+from app.server.serving import warm
 pn.extension(inline=False)
 warm(build_routes())
 import app, lessons, widgets

@@ -125,7 +125,7 @@ def test_a_queued_page_shows_its_notice_through_nginx_at_once(cluster):
     import zlib
     from urllib.parse import urlsplit
 
-    from app.admission import early_notice_html
+    from app.server.loading_page import early_notice_html
 
     lb, _ = cluster
     # One route cookie for every request below: they all reach the same backend.

@@ -1,7 +1,7 @@
 """A page that waits for its turn shows "Loading…" at once, then works like any other.
 
 While a class arrives, a page's session waits for the sessions asked for
-before it (``app/admission.py``). Its first bytes, the document's head and the
+before it (``app/server/admission.py``). Its first bytes, the document's head and the
 loading notice, are sent before it waits; the rest of the page follows once it
 is built. These tests hold the gate for a while (the test-only
 ``/_test/gate?hold=``, as a slow build would) and queue three lesson pages

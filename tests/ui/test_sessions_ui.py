@@ -1,7 +1,7 @@
 """No session outlives its learner: pages opened, used and closed in Chromium are collected.
 
 The server runs with the test-only ``/_test/sessions`` endpoint
-(``OVERLAP_LAB_TEST_HOOKS=1``, see ``app/testhooks.py``), which counts the
+(``OVERLAP_LAB_TEST_HOOKS=1``, see ``app/server/testhooks.py``), which counts the
 sessions built and destroyed (``on_session_created`` / ``on_session_destroyed``)
 and, after ``gc.collect()``, the live instances of every class of ours and of
 Bokeh documents, Panel objects and Bokeh models. Sessions are reaped a second

@@ -294,7 +294,7 @@ def test_the_page_is_told_the_limits_it_checks_before_sending(view) -> None:
 def test_the_largest_upload_message_fits_the_servers_websocket_limit() -> None:
     from bokeh.server.tornado import DEFAULT_WEBSOCKET_MAX_MESSAGE_SIZE_BYTES
 
-    from app.serving import server_options
+    from app.server.serving import server_options
 
     options = server_options()  # as the CLI serves by default
     limit = options.get("websocket_max_message_size", DEFAULT_WEBSOCKET_MAX_MESSAGE_SIZE_BYTES)

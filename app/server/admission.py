@@ -27,7 +27,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from .serving import LOADING_CSS, LOADING_HTML
+from .loading_page import LOADING_HTML, early_notice_html
 
 log = logging.getLogger("overlap-lab")
 
@@ -90,21 +90,6 @@ class PageGate:
 GATE = PageGate()
 
 
-def early_notice_html() -> str:
-    """The start of a page whose session must wait: the document's head and the notice.
-
-    The page that follows repeats ``<!DOCTYPE>``, ``<html>``, ``<head>`` and
-    ``<body>``; an HTML parser ignores the repeated tags and keeps what they
-    hold (the title, scripts and stylesheets), so the page works as if it had
-    come in one piece. There is no ``<title>`` here: the page's own is then the
-    document's first, which is the one a browser shows.
-    """
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<style>{LOADING_CSS}</style>\n</head>\n<body>\n{LOADING_HTML}\n"
-    )
-
-
 #: What a learner sees, after the notice, when a page that was already started fails.
 PAGE_FAILED_HTML = (
     '<p role="alert" style="font: 16px/1.5 system-ui, sans-serif; margin: 16px">'
@@ -158,7 +143,7 @@ def install_page_gate() -> None:
     """Route page GETs and script-tag embeds of every app through :data:`GATE`.
 
     Call before the server starts. Bokeh builds each application's routes from
-    a module-level list (:func:`app.panel_internals.per_app_route_patterns`),
+    a module-level list (:func:`app.server.panel_internals.per_app_route_patterns`),
     which Panel itself fills with its handlers at import; the gated handlers
     replace Panel's there. Websockets are not gated: a websocket that builds its own
     session (its page's session was reaped, or it reached another process)

@@ -1,4 +1,4 @@
-"""How ``overlap-lab serve`` runs many sessions: server options, process settings, loading page.
+"""How ``overlap-lab serve`` runs many sessions: server options and process settings.
 
 Everything here is the same for every learner, so it is done once per process.
 Bokeh's server takes its session options under their full names
@@ -21,25 +21,8 @@ log = logging.getLogger("overlap-lab")
 
 #: Collector thresholds while serving (Python's default is 700, 10, 10).
 GC_THRESHOLDS = (50_000, 20, 20)
-#: Set to 1 only in tests: serves the ``/_test/`` endpoints (see :mod:`app.testhooks`).
+#: Set to 1 only in tests: serves the ``/_test/`` endpoints (see :mod:`app.server.testhooks`).
 TEST_HOOKS_ENV = "OVERLAP_LAB_TEST_HOOKS"
-
-LOADING_CSS = """
-html, body { margin: 0; background: #f6f8fa; }
-#ol-loading { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-  color: #1f2328; max-width: 1280px; margin: 48px auto; padding: 0 16px;
-  display: flex; align-items: center; gap: 12px; }
-#ol-loading .ol-spinner { width: 20px; height: 20px; border-radius: 50%;
-  border: 3px solid #d0d7de; border-top-color: #0072B2; animation: ol-spin 0.9s linear infinite; }
-@keyframes ol-spin { to { transform: rotate(360deg); } }
-@media (prefers-reduced-motion: reduce) { #ol-loading .ol-spinner { animation: none; } }
-"""
-#: Shown by the served HTML at once and removed when the document has rendered.
-LOADING_HTML = (
-    '<div id="ol-loading" role="status" aria-live="polite">'
-    '<span class="ol-spinner" aria-hidden="true"></span><span>Loading…</span></div>'
-)
-_REMOVE_LOADING_JS = "const el = document.getElementById('ol-loading'); if (el) el.remove();"
 
 
 def configure_process() -> None:
@@ -52,7 +35,7 @@ def configure_process() -> None:
       patches seven times; nothing here reads it.
     - The garbage collector runs less often (see ``GC_THRESHOLDS``).
     - Sessions are built one at a time in arrival order, after the work
-      already under way for the pages sent before (:mod:`app.admission`).
+      already under way for the pages sent before (:mod:`app.server.admission`).
     """
     from bokeh.settings import settings
 
@@ -93,22 +76,6 @@ def serve_styles_locally(doc) -> None:
     point_stylesheets_at(doc, local_stylesheets_url(state.rel_path))
 
 
-def loading_template():
-    """Panel's page template: a static "Loading…" notice, then the roots in ``<main>``."""
-    from .panel_internals import page_template_environment
-
-    return page_template_environment().from_string(
-        '{% extends "base.html" %}'
-        # Without it a phone lays the page out 980 px wide and shows it at 0.4x.
-        '{% block postamble %}{{ super() }}<meta name="viewport" '
-        'content="width=device-width, initial-scale=1"><style>' + LOADING_CSS + "</style>"
-        "{% endblock %}"
-        # The roots sit in one <main> landmark; the notice goes once the page renders.
-        "{% block contents %}" + LOADING_HTML + "<main>{{ super() }}</main>{% endblock %}"
-    )
-
-
-_TEMPLATE = None
 #: The options this process serves with (``use_options``); the defaults until then.
 _OPTIONS = ServeOptions()
 
@@ -158,17 +125,6 @@ def hold_until_connected(doc) -> None:
 def url_prefix() -> str:
     """``/widgets`` when serving under ``--prefix /widgets``, else the empty string."""
     return _OPTIONS.url_prefix
-
-
-def show_loading(doc) -> None:
-    """Serve ``doc`` with the loading notice, removed once the page has rendered."""
-    global _TEMPLATE
-    from bokeh.models import CustomJS
-
-    if _TEMPLATE is None:
-        _TEMPLATE = loading_template()
-    doc.template = _TEMPLATE
-    doc.js_on_event("document_ready", CustomJS(code=_REMOVE_LOADING_JS))
 
 
 def warm(routes: Mapping[str, Callable[[], object]]) -> None:
@@ -237,13 +193,13 @@ def server_options(options: ServeOptions | None = None, **overrides) -> dict:
     }
     if o.url_prefix:
         kwargs["prefix"] = o.url_prefix
-    from .static_pages import IndexPage, NotFoundPage
+    from app.pages.static_pages import IndexPage, NotFoundPage
 
     prefix_path = kwargs.get("prefix", "")
     # The index is static: listed before Bokeh's own page at "/", so it is the one served.
     kwargs["extra_patterns"].insert(0, (r"/?", IndexPage, {"prefix": prefix_path}))
-    from .classroom.handlers import class_patterns
-    from .classroom.service import configure
+    from app.classroom.handlers import class_patterns
+    from app.classroom.service import configure
 
     kwargs["extra_patterns"] += class_patterns(configure(o.redis, prefix_path))
     # Tornado's own setting: the page for any address no route answers.

@@ -3,7 +3,7 @@
 Installed only when the server starts with ``OVERLAP_LAB_TEST_HOOKS=1`` (the
 browser tests and benchmarks set it; normal serving never does). ``GET
 /_test/gate`` answers how many pages are in this process's page gate
-(``app.admission``), as JSON ``{"pages": n}``; with ``?hold=SECONDS`` (at
+(``app.server.admission``), as JSON ``{"pages": n}``; with ``?hold=SECONDS`` (at
 most ``MAX_HOLD_S``) it first takes a turn at the gate and holds it that
 long, as a slow session build would, so that a test can make a page wait.
 ``GET /_test/sessions`` runs a full garbage collection, then answers JSON:

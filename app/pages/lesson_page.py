@@ -2,7 +2,7 @@
 
 The prose, headings, self-check questions and experiment buttons are rendered
 from the Markdown into one piece of HTML once per process, with a slot for
-each widget; a page adds only the live parts (:mod:`app.lesson_view`).
+each widget; a page adds only the live parts (:mod:`app.pages.lesson_view`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+import panel as pn
 from markdown_it import MarkdownIt
 
 from lessons import Experiment, Lesson, Numbers, Prose, Question, WidgetBlock
@@ -17,6 +18,7 @@ from widgets.common.component import WidgetComponent
 from widgets.registry import WIDGETS
 
 from .lesson_view import LessonView
+from .page import page
 
 # Tables as lessons write them (GitHub style); raw HTML stays off.
 _markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
@@ -156,3 +158,11 @@ def lesson_body(
             by_block[block.target].apply(note=experiment_note(block), **block.settings)
 
     return LessonView(run, html=text, widgets=views, sizing_mode="stretch_width")
+
+
+def lesson_page(
+    lesson: Lesson, lessons: Sequence[Lesson], origin: str, prefix: str = ""
+) -> pn.viewable.Viewable:
+    """A lesson's page: its prose with live widgets, experiments and self-check questions."""
+    body = lesson_body(lesson, origin, lessons, prefix)
+    return page(lesson.title, html.escape(lesson.summary), body)

@@ -1,23 +1,27 @@
-"""What the server serves: one function per route, each building a fresh page per session."""
+"""What the server serves: one function per route, each building a fresh page per session.
+
+A route reads what the request says (its query, the address the browser
+reached this server at, whether a script tag embeds it) and hands it to the
+page it builds (:mod:`app.pages`).
+"""
 
 from __future__ import annotations
 
-import html
 from urllib.parse import urlsplit
 
 import panel as pn
 
+from app.pages.lesson_page import lesson_page
+from app.pages.widget_page import widget_page
 from lessons import Lesson, load_lessons
 from widgets.registry import WIDGETS, WidgetSpec
 
-from .lesson_page import lesson_body
-from .page import page
+from .loading_page import show_loading
 from .panel_internals import anchor_resources_at
 from .serving import (
     built_for_websocket,
     hold_until_connected,
     serve_styles_locally,
-    show_loading,
     url_prefix,
 )
 
@@ -60,20 +64,15 @@ def _serve_resources_from(absolute_url: bytes | str) -> None:
         anchor_resources_at(pn.state, f"{parts.scheme}://{parts.netloc}{url_prefix()}")
 
 
-def widget_page(spec: WidgetSpec) -> pn.viewable.Viewable:
-    """One widget on its own, preset from the URL query (the parameter names)."""
-    kwargs, notices = spec.parse(_query())
-    view = spec.create(**kwargs)
-    view.show_notices(notices)
+def widget_route(spec: WidgetSpec) -> pn.viewable.Viewable:
+    """One widget on its own page, preset from the URL query."""
     # In a script-tag embed the page URL is the course's own: never rewrite it.
-    view.enable_share(server_origin(), own_page=_script_embed_url() is None)
-    return page(spec.title, html.escape(spec.summary), view)
+    return widget_page(spec, _query(), server_origin(), own_page=_script_embed_url() is None)
 
 
-def lesson_page(lesson: Lesson, lessons: list[Lesson]) -> pn.viewable.Viewable:
-    """A lesson: its prose with live widgets, experiments and self-check questions."""
-    body = lesson_body(lesson, server_origin(), lessons, url_prefix())
-    return page(lesson.title, html.escape(lesson.summary), body)
+def lesson_route(lesson: Lesson, lessons: list[Lesson]) -> pn.viewable.Viewable:
+    """A lesson's page, its share links and navigation at this server's address."""
+    return lesson_page(lesson, lessons, server_origin(), url_prefix())
 
 
 def _session(build):
@@ -82,7 +81,7 @@ def _session(build):
     A script-tag embed's resources are anchored at this server first. The page
     is attached here rather than by Panel so that its title stays the page's
     own and so that a session built for a websocket gets its stylesheets
-    pointed at this server (see :func:`app.serving.serve_styles_locally`).
+    pointed at this server (see :func:`app.server.serving.serve_styles_locally`).
     Outside a served session (warming up, tests) the page is returned as is.
     """
 
@@ -109,18 +108,18 @@ def _session(build):
 def build_routes() -> dict[str, object]:
     """Every route with a session: each widget and each lesson in ``lessons/``.
 
-    The index needs no session: it is a static page (:mod:`app.static_pages`).
+    The index needs no session: it is a static page (:mod:`app.pages.static_pages`).
     """
     lessons = load_lessons()
     # Panel calls plain functions once per session; it does not call partials.
     routes: dict[str, object] = {}
     for spec in WIDGETS.values():
-        routes[spec.name] = _session(lambda spec=spec: widget_page(spec))
+        routes[spec.name] = _session(lambda spec=spec: widget_route(spec))
     course = list(lessons.values())
     for name, lesson in lessons.items():
-        routes[f"lessons/{name}"] = _session(lambda lesson=lesson: lesson_page(lesson, course))
-    from .classroom.rooms import CLASS_WIDGETS
-    from .classroom.widget_page import class_widget_page
+        routes[f"lessons/{name}"] = _session(lambda lesson=lesson: lesson_route(lesson, course))
+    from app.classroom.rooms import CLASS_WIDGETS
+    from app.classroom.widget_page import class_widget_page
 
     for name in CLASS_WIDGETS:  # a class round's widget, in a learner's page
         spec = WIDGETS[name]

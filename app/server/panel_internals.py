@@ -144,7 +144,7 @@ def tornado_application(server: Any) -> Any:
 def per_app_route_patterns() -> list[tuple[str, type]]:
     """Bokeh's module-level list of each application's routes (page, autoload, websocket).
 
-    Why: the page gate (:mod:`app.admission`) serves a page's GET through its
+    Why: the page gate (:mod:`app.server.admission`) serves a page's GET through its
     own handler; Bokeh builds every application's routes from this list when
     the server starts, and offers no other way to change a route's handler.
     Replacing an entry here, before the server starts, is what does it.

@@ -6,13 +6,14 @@ import html
 
 import panel as pn
 
-from app import theme
+from . import theme
 
 
 def page(title: str, subtitle: str, body: pn.viewable.Viewable) -> pn.viewable.Viewable:
     """A titled page around ``body``; sets the browser tab title.
 
-    The served page's template (``serving.show_loading``) puts it in a ``main`` landmark.
+    The served page's template (``app.server.loading_page.show_loading``) puts it
+    in a ``main`` landmark.
     """
     doc = pn.state.curdoc
     if doc is not None:

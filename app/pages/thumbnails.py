@@ -14,7 +14,7 @@ from functools import cache
 
 import numpy as np
 
-from app import theme
+from . import theme
 
 WIDTH, HEIGHT = 320, 120
 PAD = 8

@@ -12,10 +12,10 @@ from typing import ClassVar
 
 from tornado.web import RequestHandler
 
-from app import theme
 from lessons import load_lessons
 from widgets.registry import WIDGETS
 
+from . import theme
 from .thumbnails import thumbnail
 
 CSS = f"""
