@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from .bootstrap import bootstrap_intervals
-from .fit_backward import fit_backward
+from .fit_backward import BackwardTerms, fit_backward
 from .fit_contention import collectives_in_flight, match_contention
 from .fit_isolated import finalize_line, isolated_terms
 from .fit_observations import observe
@@ -50,7 +50,36 @@ def _check_alike(traces: list[Trace]) -> None:
             raise TraceError(f"{t.name}: {t.n_ranks} ranks, {first.name} has {first.n_ranks}")
 
 
+def _unidentified(
+    backward: BackwardTerms,
+    transfer: TransferTerms,
+    from_alone: bool,
+    from_line: bool,
+    with_contention: bool,
+) -> tuple[str, ...]:
+    """What the fitted data could not pin down, in words (``Fit.unidentified``)."""
+    unidentified: list[str] = []
+    if with_contention and not backward.identified:
+        unidentified.append(backward.why_unidentified(from_alone))
+    if not from_line:
+        unidentified.append(transfer.why_unidentified())
+    if with_contention and not transfer.identified:
+        unidentified.append(
+            "transfer contention: it is backward contention's, which no fitted layout identified"
+            if from_line
+            else "transfer contention: too few fitted transfers ran under backward and too few "
+            "after it"
+        )
+    if not from_alone:
+        unidentified.append(
+            "backward per layer: the traces hold no backward alone; read from the intervals "
+            "free of transfers"
+        )
+    return tuple(unidentified)
+
+
 def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention: bool) -> Fit:
+    """One fit of ``traces`` (``fit`` without the bootstrap)."""
     _check_alike(traces)
     names, world = traces[0].parameter_names, traces[0].n_ranks
     alone, line = isolated_terms(traces, max_other_load)
@@ -78,24 +107,6 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
     else:
         transfer = transfers_from_overlap(measured, with_contention)
     a, beta = transfer.overhead_ms, transfer.ms_per_byte
-
-    unidentified: list[str] = []
-    if with_contention and not backward.identified:
-        unidentified.append(backward.why_unidentified(from_alone=alone is not None))
-    if line is None:
-        unidentified.append(transfer.why_unidentified())
-    if with_contention and not transfer.identified:
-        unidentified.append(
-            "transfer contention: it is backward contention's, which no fitted layout identified"
-            if line is not None
-            else "transfer contention: too few fitted transfers ran under backward and too few "
-            "after it"
-        )
-    if alone is None:
-        unidentified.append(
-            "backward per layer: the traces hold no backward alone; read from the intervals "
-            "free of transfers"
-        )
 
     if alone is None:
         finalize_ms, finalize_per_mib = float(max(0.0, np.median(seen.finalize_ms))), 0.0
@@ -133,7 +144,9 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
         transfer_contention_identified=bool(transfer.identified),
         contention_terms=with_contention,
         isolated_quality=transfer.isolated_quality,
-        unidentified=tuple(unidentified),
+        unidentified=_unidentified(
+            backward, transfer, alone is not None, line is not None, with_contention
+        ),
         rank_backward_scale=() if alone is None else alone.rank_scale,
         finalize_ms_per_mib=finalize_per_mib,
         copy_back_ms_per_mib=0.0 if alone is None else alone.copy_back_ms_per_mib,

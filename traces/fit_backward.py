@@ -37,8 +37,9 @@ class BackwardTerms:
 
     per_parameter_ms: np.ndarray
     k: float  # c / (1 + c)
-    identified: bool  # did some fitted intervals run under transfers (and, without
-    # backward alone, belong to parameters also seen free of them)?
+    # Did enough intervals run under transfers (without backward alone: intervals of
+    # parameters also seen free of them) to pin k down?
+    identified: bool
     rank_contention: tuple[float, ...]
     quality: FitQuality
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .fit_quality import FitQuality
-from .fit_record import MIB
 from .load import Trace
 from .measure import quiet_iterations
+from .schema import MIB
 
 
 @dataclass(frozen=True)

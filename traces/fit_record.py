@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .fit_quality import FitQuality
-
-MIB = 1024 * 1024
+from .schema import MIB
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ import numpy as np
 
 from .fit_observations import BUSY_SHARE, FREE_SHARE, MIN_BUSY, Transfers
 from .fit_quality import FitQuality
-from .fit_record import MIB
-from .schema import TraceError
+from .schema import MIB, TraceError
 
 TRANSFER_CONTENTION_GRID = np.linspace(0.0, 6.0, 121)
 

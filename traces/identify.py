@@ -21,10 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from .fit_record import Fit
-from .schema import TraceError
+from .schema import MIB, TraceError
 
 SIZE_SLACK = 0.02  # a bucket 2 % beyond the measured sizes still counts as inside
-MIB = 1024 * 1024
 
 
 class PredictionRefused(TraceError):

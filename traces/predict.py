@@ -30,6 +30,7 @@ from . import identify
 from .fit_record import Fit
 from .load import Trace, TraceError
 from .measure import QUANTITIES, Summary, measure, quiet_iterations, summarize
+from .schema import MIB
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,7 +52,7 @@ def buckets_for_cap(fit: Fit, cap_mib: float) -> list[np.ndarray]:
     """
     if not cap_mib > 0:
         raise ValueError("a bucket cap must be positive")
-    cap = cap_mib * 1024 * 1024
+    cap = cap_mib * MIB
     buckets: list[list[int]] = [[]]
     filled = 0
     for p in fit.order:

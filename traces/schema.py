@@ -27,6 +27,7 @@ from typing import Any
 FORMAT = "overlap-lab-trace"
 VERSION = 2  # what the recorder and the profile import write
 SCHEMA_FILES = {1: "schema_v1.json", 2: "schema_v2.json"}  # every version this build reads
+MIB = 1024 * 1024  # bytes: a trace counts bytes, its readers speak of MiB
 
 
 class TraceError(ValueError):

@@ -31,9 +31,8 @@ import numpy as np
 from .intervals import intersection, merge
 from .load import Trace, from_document
 from .profiler import Profile, RankStep
-from .schema import validate_trace
+from .schema import MIB, validate_trace
 
-MIB = 1024 * 1024
 QUANTITIES = ("backward_end_ms", "communication_end_ms", "exposed_tail_ms", "step_ms", "overlap")
 
 

@@ -274,6 +274,17 @@ def test_event_timer_places_events_by_the_reference() -> None:
     assert later.event is None  # the event is let go once read
 
 
+def _valid_trace(ddp, recorder: TraceRecorder, x, steps: int, warmup: int) -> dict:
+    """Train ``steps`` recorded SGD steps on ``x``; the trace gathered after ``warmup``, valid."""
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    for _ in range(steps):
+        recorded_step(ddp, recorder, optimizer, x)
+    trace = recorder.gather(warmup=warmup)
+    assert trace is not None
+    validate_trace(trace)
+    return trace
+
+
 def test_on_the_cpu_the_default_is_the_host_clock_and_metadata_says_so() -> None:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 8, bias=False), nn.Linear(8, 8, bias=False))
@@ -281,13 +292,7 @@ def test_on_the_cpu_the_default_is_the_host_clock_and_metadata_says_so() -> None
     ddp = DistributedDataParallel(model)
     recorder = TraceRecorder(ddp, model_description="2 x Linear(8, 8)")
     assert isinstance(recorder.timer, HostTimer)
-    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    x = torch.randn(4, 8)
-    for _ in range(2):
-        recorded_step(ddp, recorder, optimizer, x)
-    trace = recorder.gather(warmup=1)
-    assert trace is not None
-    validate_trace(trace)
+    trace = _valid_trace(ddp, recorder, torch.randn(4, 8), steps=2, warmup=1)
     meta = trace["metadata"]
     assert (meta["source"], meta["times"], meta["readiness"]) == (
         "recorder",
@@ -322,13 +327,7 @@ def test_a_real_run_with_an_injected_event_timer_writes_a_device_trace() -> None
     ddp = DistributedDataParallel(model, bucket_cap_mb=0.01)  # 16 KiB a layer: one each
     recorder = TraceRecorder(ddp, bucket_cap_mb=0.01, timer=timer)
     assert recorder.timer is timer
-    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    x = torch.randn(4, 64)
-    for _ in range(3):
-        recorded_step(ddp, recorder, optimizer, x)
-    trace = recorder.gather(warmup=2)
-    assert trace is not None
-    validate_trace(trace)
+    trace = _valid_trace(ddp, recorder, torch.randn(4, 64), steps=3, warmup=2)
     assert trace["metadata"]["times"] == "device" and trace["metadata"]["device"] == "cpu"
     assert "gpus" not in trace["metadata"]  # the model is on the CPU: no GPU to name
     buckets = trace["iterations"][0]["ranks"][0]["buckets"]
@@ -349,13 +348,7 @@ def test_a_real_run_on_one_gpu_records_device_times() -> None:
     ddp = DistributedDataParallel(model, device_ids=[0], process_group=group, bucket_cap_mb=0.25)
     recorder = TraceRecorder(ddp, process_group=group, bucket_cap_mb=0.25)
     assert isinstance(recorder.timer, CudaEventTimer)
-    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    x = torch.randn(32, 256, device="cuda")
-    for _ in range(4):
-        recorded_step(ddp, recorder, optimizer, x)
-    trace = recorder.gather(warmup=2)
-    assert trace is not None
-    validate_trace(trace)
+    trace = _valid_trace(ddp, recorder, torch.randn(32, 256, device="cuda"), steps=4, warmup=2)
     meta = trace["metadata"]
     assert meta["times"] == "device" and meta["device"] == "cuda"
     assert meta["gpus"] == [torch.cuda.get_device_name(0)]

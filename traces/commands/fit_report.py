@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from traces import QUANTITIES, Fit, Trace
-
-MIB = 1024 * 1024
+from traces.schema import MIB
 
 LABELS = {
     "backward_return_ms": "backward return",
