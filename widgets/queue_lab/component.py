@@ -21,7 +21,6 @@ class QueueLab(WidgetComponent):
     widget_name = "queue-lab"
     settings_class = FluidQueue
     entry = HERE / "queue_lab.js"
-    _bundle = HERE / "queue_lab.bundle.js"
     #: The furthest model time this run has reached (a replay keeps the run's length).
     _reached = 0.0
 
