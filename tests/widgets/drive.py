@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import panel as pn
+import param
 
 
 class FakeWall:
@@ -34,3 +37,23 @@ def play(widget) -> None:
 def reset(widget) -> None:
     """Press Reset."""
     press(widget.time_control.reset_button)
+
+
+def another_value(settings: param.Parameterized, name: str) -> object:
+    """A valid value of setting ``name`` other than its current one."""
+    p = settings.param[name]
+    if isinstance(p, param.Boolean):
+        return not getattr(settings, name)
+    if isinstance(p, param.Selector):
+        return next(o for o in p.objects if o != getattr(settings, name))
+    current = getattr(settings, name)
+    low, high = p.bounds
+    if current is None:
+        return low + 1 if low is not None else 1
+    value = current + 1
+    return value if high is None or value <= high else current - 1
+
+
+def edit_text(value: object) -> str:
+    """A value as a learner types it into its control."""
+    return value if isinstance(value, str) else json.dumps(value)

@@ -211,6 +211,8 @@ class WidgetComponent(JSComponent):
         self.param.update(self._sendable(self._full_state))
 
     def _open_embed(self) -> None:
+        if self._origin is None:
+            return  # no share bar, so no Embed: nothing to write the snippets for
         self._embed_open = True
         self.snippets = self._snippets()
 
