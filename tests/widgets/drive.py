@@ -18,6 +18,13 @@ class FakeWall:
         return self.t
 
 
+def on_fake_wall(widget) -> FakeWall:
+    """Put a widget's clock on a wall clock that moves only when told to, and return that."""
+    fake = FakeWall()
+    widget.clock._wall_clock = fake
+    return fake
+
+
 def press(button: pn.widgets.Button, times: int = 1) -> None:
     """Click a button as the browser does (``clicks`` goes up by one each time)."""
     for _ in range(times):
