@@ -18,7 +18,7 @@ import json
 import numpy as np
 import param
 import pytest
-from drive import FakeWall, on_fake_wall
+from drive import FakeWall
 
 from widgets.bucket_timeline.component import BucketTimeline
 from widgets.bucket_timeline.text import readout_values
@@ -54,11 +54,6 @@ READOUTS = (
 @pytest.fixture
 def lab() -> BucketTimeline:
     return BucketTimeline()
-
-
-@pytest.fixture
-def wall(lab: BucketTimeline) -> FakeWall:
-    return on_fake_wall(lab)
 
 
 def type_into(lab: BucketTimeline, name: str, text: str) -> None:

@@ -15,7 +15,7 @@ import json
 import math
 
 import pytest
-from drive import FakeWall, on_fake_wall
+from drive import FakeWall
 
 from widgets.model.fluid_queue import FluidQueue
 from widgets.queue_lab.component import QueueLab
@@ -26,11 +26,6 @@ from widgets.url_state import settings_from_query
 @pytest.fixture
 def lab() -> QueueLab:
     return QueueLab()
-
-
-@pytest.fixture
-def wall(lab: QueueLab) -> FakeWall:
-    return on_fake_wall(lab)
 
 
 def step(lab: QueueLab, times: int = 1) -> None:
