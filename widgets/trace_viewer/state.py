@@ -41,6 +41,23 @@ NAMES = {
     "exposed_tail_ms": "Exposed tail",
     "step_ms": "Step",
 }
+#: The data table's columns: key, label, and the decimals a number is shown with.
+CHART_COLUMNS = [
+    {"key": key, "label": label, **({"digits": digits} if digits is not None else {})}
+    for key, label, digits in (
+        ("bar", "Bar", None),
+        ("rank", "Rank", None),
+        ("source", "Source", None),
+        ("kind", "Kind", None),
+        ("name", "Name", None),
+        ("bucket", "Bucket", None),
+        ("bucket_mib", "Bucket size (MiB)", 2),
+        ("start_ms", "Start (ms)", 2),
+        ("end_ms", "End (ms)", 2),
+        ("bucket_ready_ms", "Bucket ready (ms)", 2),
+        ("issued_last", "Issued last (defined readiness)", None),
+    )
+]
 #: How well the model predicts in general, from the validation protocol (bench/README.md,
 #: "The model on workloads it was not fitted on"): not only on the shipped traces.
 PREDICTION_QUALITY = (
@@ -219,19 +236,7 @@ def chart_table(r: TraceViewResult, lanes: list[dict]) -> dict:
         "backward start. An all-reduce runs from when it began running (a profile's kernel "
         "start; where the trace has none, its issue; the model: its launch) to its completion "
         "on that rank; a layer's backward ends when its gradient is ready.",
-        "columns": [
-            {"key": "bar", "label": "Bar"},
-            {"key": "rank", "label": "Rank"},
-            {"key": "source", "label": "Source"},
-            {"key": "kind", "label": "Kind"},
-            {"key": "name", "label": "Name"},
-            {"key": "bucket", "label": "Bucket"},
-            {"key": "bucket_mib", "label": "Bucket size (MiB)", "digits": 2},
-            {"key": "start_ms", "label": "Start (ms)", "digits": 2},
-            {"key": "end_ms", "label": "End (ms)", "digits": 2},
-            {"key": "bucket_ready_ms", "label": "Bucket ready (ms)", "digits": 2},
-            {"key": "issued_last", "label": "Issued last (defined readiness)"},
-        ],
+        "columns": CHART_COLUMNS,
         "rows": rows,
     }
 
