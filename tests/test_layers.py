@@ -30,7 +30,7 @@ VIEWS = (
         "widgets.model.settings, widgets.model.ranks, widgets.model.ranks_view",
         # The trace package: format, import, fit and the trace view's numbers (torch: never).
         "traces, widgets.trace_viewer.model, widgets.trace_viewer.text, "
-        "traces.upload, traces.profiler, "
+        "widgets.trace_viewer.state, traces.upload, traces.profiler, "
         "traces.profiler_convert, traces.summary, traces.shipped, "
         "traces.commands",
         # Lessons are parsed and checked without a view (the registry imports none).

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import html
 import logging
-from collections.abc import Mapping
 
 import panel as pn
 
@@ -34,13 +33,16 @@ MODE_CSS = """
 """
 #: What the page says above the settings while the round keeps them (they are inert).
 LOCKED = "Settings locked by your instructor"
-MODES = ("hidden", "locked", "revealed", "open")
-#: What a page may still ask for in each mode (the rest is refused).
-ALLOWED = {
-    "hidden": {"table"},
-    "locked": {"table"},
-    "revealed": {"reset", "play", "pause", "step", "table"},
+#: What a page may still ask for in each mode: an action's name, ``"edit"`` for any
+#: control's edit, a data message's key (``"upload_files"``); the rest is refused.
+#: Open: everything (the instructor unlocked the controls).
+ALLOWED: dict[str, frozenset[str] | None] = {
+    "hidden": frozenset({"table"}),
+    "locked": frozenset({"table"}),
+    "revealed": frozenset({"reset", "play", "pause", "step", "table"}),
+    "open": None,
 }
+MODES = tuple(ALLOWED)
 
 
 class RoundWidget(Listener):
@@ -53,15 +55,13 @@ class RoundWidget(Listener):
         self.mode = mode if mode in MODES else "hidden"
         self._doc = pn.state.curdoc
         view.stylesheets = [*view.stylesheets, MODE_CSS]
-        view.message_lock = self.locks
+        view.allowed_by_round = self.allows
         self._style()
 
-    def locks(self, msg: Mapping) -> bool:
-        """Whether the current mode refuses this message from the page."""
-        allowed = ALLOWED.get(self.mode)
-        if allowed is None:
-            return False
-        return "edit" in msg or msg.get("action") not in allowed
+    def allows(self, request: str) -> bool:
+        """Whether the current mode still lets the page ask for ``request``."""
+        allowed = ALLOWED[self.mode]
+        return allowed is None or request in allowed
 
     def _style(self) -> None:
         self.view.css_classes = [f"cl-{self.mode}"]

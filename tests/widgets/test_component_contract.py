@@ -13,7 +13,7 @@ import math
 
 import param
 import pytest
-from drive import FakeWall
+from drive import FakeWall, another_value
 
 from widgets.common.component import WidgetComponent
 from widgets.common.fields import field_names
@@ -29,21 +29,6 @@ def view(request) -> WidgetComponent:
     v = WIDGETS[request.param].create()
     v.clock._wall_clock = FakeWall()
     return v
-
-
-def _another_value(settings: param.Parameterized, name: str) -> object:
-    """A valid value of setting ``name`` other than its current one."""
-    p = settings.param[name]
-    if isinstance(p, param.Boolean):
-        return not getattr(settings, name)
-    if isinstance(p, param.Selector):
-        return next(o for o in p.objects if o != getattr(settings, name))
-    current = getattr(settings, name)
-    low, high = p.bounds
-    if current is None:
-        return low + 1 if low is not None else 1
-    value = current + 1
-    return value if high is None or value <= high else current - 1
 
 
 def test_every_field_is_described_by_its_parameter(view: WidgetComponent) -> None:
@@ -76,7 +61,7 @@ def test_the_table_has_a_key_and_a_label_per_column_and_full_rows(view: WidgetCo
 
 def test_every_edit_reaches_the_model_and_the_values(view: WidgetComponent) -> None:
     for name in setting_names(view.settings):
-        value = _another_value(view.settings, name)
+        value = another_value(view.settings, name)
         text = value if isinstance(value, str) else json.dumps(value)
         view.edit(name, text)
         assert getattr(view.settings, name) == value, name
@@ -96,27 +81,14 @@ def test_a_refused_edit_keeps_the_setting_and_the_state(view: WidgetComponent) -
     assert "not a number" in view.errors[name]
     assert getattr(view.settings, name) == before_value
     assert view.state == before_state
-    view.edit(name, json.dumps(_another_value(view.settings, name)))
+    view.edit(name, json.dumps(another_value(view.settings, name)))
     assert name not in view.errors
 
 
-def test_the_page_can_send_only_what_its_controls_do(view: WidgetComponent) -> None:
-    before = (dict(view.state), dict(view.values), dict(view.anchor))
-    for msg in (
-        None,
-        "step",
-        [1, 2],
-        {"action": "delete"},
-        {"action": ["play"]},
-        {"edit": "name", "text": "x"},
-        {"edit": "__class__", "text": "x"},
-        {"edit": field_names(view.settings)[0], "text": 4},
-        {"edit": field_names(view.settings)[0], "text": "1" * 10_000},
-    ):
-        view._handle_msg(msg)
-    assert (view.state, view.values, view.anchor) == before
-    view._handle_msg({"action": "step"})
-    assert view.anchor["elapsed"] == pytest.approx(view.clock.step_size)
+def test_embed_without_a_share_bar_does_nothing(view: WidgetComponent) -> None:
+    # No share bar (a class round's widget, a notebook): a hand-made Embed is no error.
+    view._handle_msg({"action": "embed"})
+    assert view.snippets == {}
 
 
 def test_apply_loads_settings_as_a_new_run_from_time_zero_and_says_so(
@@ -126,7 +98,7 @@ def test_apply_loads_settings_as_a_new_run_from_time_zero_and_says_so(
         view.act("step")
     assert view.anchor["elapsed"] > 0
     name = setting_names(view.settings)[0]
-    new = _another_value(view.settings, name)
+    new = another_value(view.settings, name)
     view.apply(note="Loaded: a new experiment.", **{name: new})
     assert getattr(view.settings, name) == new
     assert view.anchor["elapsed"] == 0.0 and not view.anchor["playing"]
@@ -175,7 +147,7 @@ def test_the_share_link_follows_every_setting(view: WidgetComponent) -> None:
     spec = WIDGETS[view.widget_name]
     assert view.share["own_page"] is True
     for name in setting_names(view.settings):
-        view.edit(name, json.dumps(_another_value(view.settings, name)))
+        view.edit(name, json.dumps(another_value(view.settings, name)))
         assert view.share["link"] == f"http://example.test:5006/{spec.name}?{view.share['query']}"
         assert f"{name}=" in view.share["query"], name
 
@@ -183,7 +155,7 @@ def test_the_share_link_follows_every_setting(view: WidgetComponent) -> None:
 def test_embed_snippets_are_written_while_open_and_follow_edits(view: WidgetComponent) -> None:
     view.enable_share("http://example.test:5006")
     first, second = setting_names(view.settings)[:2]
-    view.edit(first, json.dumps(_another_value(view.settings, first)))
+    view.edit(first, json.dumps(another_value(view.settings, first)))
     assert view.snippets == {}  # closed: an edit sends no snippets
     view.act("embed")
     query = view.share["query"]
@@ -191,7 +163,7 @@ def test_embed_snippets_are_written_while_open_and_follow_edits(view: WidgetComp
     assert 'addEventListener("message"' in view.snippets["iframe"]
     assert 'e.origin !== "http://example.test:5006"' in view.snippets["iframe"]
     assert "autoload.js" in view.snippets["script"] and f"{first}=" in view.snippets["script"]
-    view.edit(second, json.dumps(_another_value(view.settings, second)))
+    view.edit(second, json.dumps(another_value(view.settings, second)))
     assert f"{second}=" in view.snippets["script"]
     assert html.escape(view.share["query"]) in view.snippets["iframe"]
     view.act("unembed")

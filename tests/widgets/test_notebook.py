@@ -6,6 +6,7 @@ import panel as pn
 import pytest
 from bokeh.document import Document
 
+import widgets
 from widgets import BucketTimeline, QueueLab
 from widgets.common import bundles
 from widgets.common.component import WidgetComponent
@@ -26,6 +27,15 @@ def test_a_browser_drawn_widget_carries_its_bundle_inline_and_its_state() -> Non
         assert root.data.state["segment"]["net"] == 1.0  # arrival 4 - service 3
         assert root.data.values["arrival"] == "4"
     assert first is not second
+
+
+def test_the_package_exports_every_registered_widget() -> None:
+    assert sorted(widgets.__all__) == sorted(s.view.partition(":")[2] for s in WIDGETS.values())
+    assert {getattr(widgets, n) for n in widgets.__all__} == {
+        s.view_class() for s in WIDGETS.values()
+    }
+    with pytest.raises(AttributeError):
+        widgets.Nothing  # noqa: B018
 
 
 @pytest.mark.parametrize("name", list(WIDGETS))

@@ -36,8 +36,10 @@ from traces import MAX_TRACE_BYTES, TERMS
 from traces.shipped import shipped
 from traces.upload import MAX_UNPACKED_BYTES, MAX_UPLOAD_BYTES
 from widgets.registry import WIDGETS
-from widgets.trace_viewer.component import MAX_UPLOAD_MESSAGE_BYTES, STEP_ORDER, TraceView
+from widgets.trace_viewer.component import TraceView
 from widgets.trace_viewer.model import shipped_traces
+from widgets.trace_viewer.state import STEP_ORDER
+from widgets.trace_viewer.upload_message import MAX_UPLOAD_MESSAGE_BYTES
 
 
 def _synthetic():
@@ -80,9 +82,8 @@ def view() -> TraceView:
 
 
 def upload(view: TraceView, data: bytes | str, name: str) -> None:
-    """The page's one message for a file: its name and its text."""
-    text = data.decode("utf-8") if isinstance(data, bytes) else data
-    view._handle_msg({"upload": name, "text": text})
+    """The page's upload message for one file."""
+    send_files(view, (name, data.encode("utf-8") if isinstance(data, str) else data))
 
 
 def drawn(view: TraceView) -> str:
@@ -265,13 +266,19 @@ def test_a_schema_error_names_the_field(view) -> None:
     assert "backward_start" in view.upload["error"]
 
 
-def test_only_a_name_and_text_make_an_upload(view) -> None:
+def test_only_files_with_a_name_a_size_and_base64_make_an_upload(view) -> None:
     before = (drawn(view), dict(view.upload))
+    text = shipped()["one-bucket.json"].read_text()
+    good = {"name": "x.json", "size": len(text), "base64": base64.b64encode(text.encode()).decode()}
     for msg in (
-        {"upload": "x.json"},
-        {"upload": "x.json", "text": b"{}"},
-        {"upload": ["x.json"], "text": "{}"},
-        {"upload": "x.json", "text": 4},
+        {"upload_files": []},
+        {"upload_files": good},
+        {"upload_files": [{**good, "name": ["x.json"]}]},
+        {"upload_files": [{**good, "base64": text.encode()}]},
+        {"upload_files": [{**good, "size": str(len(text))}]},
+        {"upload_files": [{**good, "size": True}]},
+        {"upload_files": [good, "x.json"]},
+        {"upload": "x.json", "text": text},  # the text message no page sends any more
     ):
         view._handle_msg(msg)
     assert (drawn(view), view.upload) == before
@@ -305,9 +312,6 @@ def test_the_largest_upload_message_fits_the_servers_websocket_limit() -> None:
     message = json.dumps({"upload_files": files}).encode()
     assert sum(len(f["base64"]) for f in files) <= MAX_UPLOAD_MESSAGE_BYTES
     assert len(message) + envelope <= limit
-    # The old text message of a trace at its limit, every character a quote, escaped, too.
-    text = '"' * MAX_TRACE_BYTES
-    assert len(json.dumps({"upload": "x" * 80, "text": text}).encode()) + envelope <= limit
 
 
 # --- the iteration: its range is the trace's ------------------------------------------------------
@@ -439,7 +443,7 @@ def test_the_machine_note_says_how_busy_other_processes_kept_it(view) -> None:
 
 
 def test_the_fit_says_what_it_cannot_vouch_for_and_how_well_it_predicts(view) -> None:
-    from widgets.trace_viewer.component import PREDICTION_QUALITY
+    from widgets.trace_viewer.state import PREDICTION_QUALITY
 
     # Three layers per bucket (12 MiB) from the 4, 20 + 8 and 48 MiB runs: inside their sizes.
     caveat = view.state["fit"]["caveat"]
@@ -824,7 +828,7 @@ def test_the_files_of_one_upload_are_limited_together(view) -> None:
 
 
 def test_a_class_round_that_keeps_the_settings_refuses_uploads_too(view) -> None:
-    view.message_lock = lambda msg: True
+    view.allowed_by_round = lambda request: False
     before = (drawn(view), dict(view.upload))
     send_files(view, ("rank0.json", profile_bytes(0)))
     upload(view, shipped()["one-bucket.json"].read_bytes(), "mine.json")
@@ -875,24 +879,24 @@ class FakeServerDocument:
 def test_on_a_server_the_files_are_read_off_the_event_loop(view, monkeypatch) -> None:
     import threading
 
-    from widgets.trace_viewer import component
+    from widgets.trace_viewer import component, upload_message
 
     doc = FakeServerDocument()
-    monkeypatch.setattr(TraceView, "_server_document", staticmethod(lambda: doc))
+    monkeypatch.setattr(component, "server_document", lambda: doc)
     readers: list[str] = []
-    real = component.load_upload_files
+    real = upload_message.load_upload_files
 
     def watched(files):
         readers.append(threading.current_thread().name)
         return real(files)
 
-    monkeypatch.setattr(component, "load_upload_files", watched)
+    monkeypatch.setattr(upload_message, "load_upload_files", watched)
     before = view.state["title"]
     send_files(view, ("rank0.json", profile_bytes(0)), ("rank1.json", profile_bytes(1)))
     # Until the page's loop runs the callback, the page says it is reading and shows the old trace.
     assert view.upload["status"] == "Reading 2 files…" and view.upload["error"] == ""
     assert view.uploaded is None and view.state["title"] == before
-    component._READER.submit(lambda: None).result(timeout=30)  # the reader has finished
+    upload_message._READER.submit(lambda: None).result(timeout=30)  # the reader has finished
     assert readers and readers[0].startswith("trace-upload")
     assert len(doc.callbacks) == 1
     doc.callbacks.pop()()
@@ -901,12 +905,12 @@ def test_on_a_server_the_files_are_read_off_the_event_loop(view, monkeypatch) ->
 
 
 def test_a_bad_file_read_off_the_loop_is_refused_on_the_page(view, monkeypatch) -> None:
-    from widgets.trace_viewer import component
+    from widgets.trace_viewer import component, upload_message
 
     doc = FakeServerDocument()
-    monkeypatch.setattr(TraceView, "_server_document", staticmethod(lambda: doc))
+    monkeypatch.setattr(component, "server_document", lambda: doc)
     send_files(view, ("rank0.json.gz", b"\x1f\x8b not really gzip"))
-    component._READER.submit(lambda: None).result(timeout=30)
+    upload_message._READER.submit(lambda: None).result(timeout=30)
     doc.callbacks.pop()()
     assert view.upload["error"].startswith("Not loaded: rank0.json.gz")
     assert view.uploaded is None

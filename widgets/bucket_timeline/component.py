@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 import numpy as np
@@ -123,8 +123,9 @@ class BucketTimeline(WidgetComponent):
     widget_name = "bucket-timeline"
     settings_class = TimelineSettings
     entry = HERE / "bucket_timeline.js"
-    _bundle = HERE / "bucket_timeline.bundle.js"
     STEADY_KEYS = ("lanes", "bar_kinds", "curve", "bridge")
+    #: The sweep's button: layers per bucket at the sweep's best.
+    own_actions: ClassVar[Mapping[str, str]] = {"best": "use_best"}
 
     schedule: Schedule
     sweep: SweepResult
@@ -133,12 +134,6 @@ class BucketTimeline(WidgetComponent):
         return TimelineSettings(**preset_values(preset, settings))
 
     # -- the learner's edits and actions -------------------------------------------
-
-    def _handle_msg(self, msg: Any) -> None:
-        if isinstance(msg, Mapping) and msg.get("action") == "best":
-            self.use_best()
-        else:
-            super()._handle_msg(msg)
 
     def edit(self, name: str, text: str) -> None:
         """An edit; choosing a preset loads it as a new experiment.

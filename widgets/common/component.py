@@ -7,14 +7,16 @@ chart, controls, readouts, description, data table, downloads and share bar.
 The browser sends one message per action or edit and nothing while playing:
 it animates the playhead itself from the anchor the server sent.
 
-A concrete widget sets ``widget_name``, ``settings_class`` and its bundle, and
-implements ``model_state`` and ``describe``.
+A concrete widget sets ``widget_name``, ``settings_class`` and its ``entry``
+script (the bundle built beside it is served), declares the messages of its own
+controls (``own_actions``, ``data_messages``), and implements ``model_state``
+and ``describe``. Every message from the page takes one path: ``_handle_msg``
+reads it as one request, asks the round lock, then does it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import html
+import functools
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,16 +24,30 @@ from typing import Any, ClassVar
 
 import param
 from panel.custom import JSComponent
-from panel.io.state import set_curdoc, state
 
 from ..common.parsing import parse_setting
 from ..model.settings import setting_names
 from ..model.timeline import Clock
+from .bundles import bundle_of
+from .embed import embed_snippets
 from .fields import field_names, field_specs, value_text
+from .run_end import RunEndTimer
 
 #: The longest text an edit message may carry (a number is a few characters).
 MAX_TEXT = 200
-ACTIONS = ("reset", "play", "pause", "step", "embed", "unembed", "table")
+#: What every widget's page may ask for, ``{"action": name}``, and the method doing it;
+#: a widget adds its own buttons' actions in ``own_actions``.
+ACTIONS: dict[str, str] = {
+    "reset": "_reset",
+    "play": "_play",
+    "pause": "_pause",
+    "step": "_step",
+    "embed": "_open_embed",
+    "unembed": "_close_embed",
+    "table": "_send_table",
+}
+#: The name a round lock knows every edit by (``{"edit": name, "text": text}``).
+EDIT = "edit"
 
 
 class WidgetComponent(JSComponent):
@@ -57,14 +73,28 @@ class WidgetComponent(JSComponent):
     )
 
     widget_name: ClassVar[str]
-    #: Set on an instance that a class round locks: True for a page message it refuses.
-    message_lock: Callable[[Mapping], bool] | None = None
+    #: This widget's own actions besides ``ACTIONS``: name -> the method doing it.
+    own_actions: ClassVar[Mapping[str, str]] = {}
+    #: Every action the page may ask for: ``ACTIONS`` and ``own_actions``.
+    actions: ClassVar[Mapping[str, str]] = ACTIONS
+    #: Messages that carry data, ``{key: value}``: key -> the method taking the value.
+    data_messages: ClassVar[Mapping[str, str]] = {}
+    #: Set on an instance that a class round locks: whether the round still allows a
+    #: request (an action's name, ``EDIT``, or a data message's key).
+    allowed_by_round: Callable[[str], bool] | None = None
     #: Keys of ``model_state`` that most edits leave as they were (lanes, a sweep's
     #: curve): sent apart, in ``steady``, so an edit that does not change them sends
     #: none of their bytes (an equal dict is not sent again).
     STEADY_KEYS: ClassVar[tuple[str, ...]] = ()
     settings_class: ClassVar[type[param.Parameterized]]
+    #: The widget's entry script; Panel serves the bundle built beside it.
     entry: ClassVar[Path]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.actions = {**ACTIONS, **cls.own_actions}
+        if "entry" in cls.__dict__:
+            cls._bundle = bundle_of(cls.entry)
 
     def __init__(self, **settings: Any):
         super().__init__(sizing_mode="stretch_width", margin=0)
@@ -74,7 +104,7 @@ class WidgetComponent(JSComponent):
         self._origin: str | None = None
         self._own_page = False
         self._embed_open = False
-        self._end_timer: _Timeout | None = None
+        self._end_timer = RunEndTimer(self._run_ended)
         self._errors: dict[str, str] = {}
         # The chart's data table is sent once the page asks for it (the table opened,
         # or CSV downloaded): most learners never do, and an edit is then smaller.
@@ -119,25 +149,39 @@ class WidgetComponent(JSComponent):
     # -- the messages the page sends ---------------------------------------------------
 
     def _handle_msg(self, msg: Any) -> None:
-        """One message from the page: ``{"action": name}`` or ``{"edit": name, "text": text}``.
+        """One message from the page, done if this widget knows it and the round allows it.
 
-        Anything else, or a name that is not this widget's, is ignored: a page
-        can do only what its own controls do.
+        A message is one request: ``{"action": name}`` for a name in ``actions``,
+        ``{"edit": name, "text": text}`` for a control, or ``{key: value}`` for a
+        key in ``data_messages``. Anything else is ignored: a page can do only what
+        its own controls do.
         """
-        if not isinstance(msg, Mapping):
+        request = self._request(msg)
+        if request is None:
             return
-        if self.message_lock is not None and self.message_lock(msg):
-            return  # locked by a class round (app.classroom.widget_page)
-        action, name, text = msg.get("action"), msg.get("edit"), msg.get("text")
-        if action in ACTIONS:
-            self.act(action)
-        elif (
-            isinstance(name, str)
-            and name in field_names(self.settings)
-            and isinstance(text, str)
-            and len(text) <= MAX_TEXT
-        ):
-            self.edit(name, text)
+        name, do = request
+        if self.allowed_by_round is not None and not self.allowed_by_round(name):
+            return  # kept by a class round (app.classroom.widget_page)
+        do()
+
+    def _request(self, msg: Any) -> tuple[str, Callable[[], None]] | None:
+        """The request a message makes (its name for the lock, and what does it), or None."""
+        if not isinstance(msg, Mapping):
+            return None
+        kinds = [k for k in ("action", "edit", *self.data_messages) if k in msg]
+        if len(kinds) != 1:
+            return None
+        kind, value = kinds[0], msg[kinds[0]]
+        if kind == "action":
+            known = isinstance(value, str) and value in self.actions
+            return (value, functools.partial(self.act, value)) if known else None
+        if kind == "edit":
+            text = msg.get("text")
+            known = isinstance(value, str) and value in field_names(self.settings)
+            if not (known and isinstance(text, str) and len(text) <= MAX_TEXT):
+                return None
+            return EDIT, functools.partial(self.edit, value, text)
+        return kind, functools.partial(getattr(self, self.data_messages[kind]), value)
 
     def edit(self, name: str, text: str) -> None:
         """A learner typed ``text`` into the control of ``name`` (and pressed Enter).
@@ -159,31 +203,41 @@ class WidgetComponent(JSComponent):
         self.settings.param.update({name: value})  # redraws, errors included, in one message
 
     def act(self, action: str) -> None:
-        """Reset, Play, Pause, Step, or open or close Embed."""
-        if action == "table":
-            self._table_wanted = True
-            self.param.update(self._sendable(self._full_state))
-            return
-        if action == "embed" or action == "unembed":
-            self._embed_open = action == "embed"
-            self.snippets = self._snippets() if self._embed_open else {}
-            return
-        clock = self.clock
-        if action == "reset":
-            self.reset_model()
-            self._errors.clear()
-            self.message = {}
-            self.refresh()
-            return
-        if action == "play":
-            if clock.at_end:
-                # Play at the end of a run replays it from the start.
-                clock.reset()
-            clock.play()
-        elif action == "pause":
-            clock.pause()
-        elif action == "step":
-            clock.step()
+        """Do one of ``actions``: Reset, Play, Pause, Step, Embed and the widget's own."""
+        getattr(self, self.actions[action])()
+
+    def _send_table(self) -> None:
+        self._table_wanted = True
+        self.param.update(self._sendable(self._full_state))
+
+    def _open_embed(self) -> None:
+        if self._origin is None:
+            return  # no share bar, so no Embed: nothing to write the snippets for
+        self._embed_open = True
+        self.snippets = self._snippets()
+
+    def _close_embed(self) -> None:
+        self._embed_open = False
+        self.snippets = {}
+
+    def _reset(self) -> None:
+        self.reset_model()
+        self._errors.clear()
+        self.message = {}
+        self.refresh()
+
+    def _play(self) -> None:
+        if self.clock.at_end:
+            self.clock.reset()  # Play at the end of a run replays it from the start.
+        self.clock.play()
+        self.refresh_time()
+
+    def _pause(self) -> None:
+        self.clock.pause()
+        self.refresh_time()
+
+    def _step(self) -> None:
+        self.clock.step()
         self.refresh_time()
 
     # -- redrawing ---------------------------------------------------------------------
@@ -207,7 +261,7 @@ class WidgetComponent(JSComponent):
             if self._embed_open:
                 changes["snippets"] = self._snippets()
         self.param.update(changes)
-        self._schedule_end()
+        self._end_timer.schedule(self.clock)
 
     def refresh_time(self) -> None:
         """After Play, Pause or Step: only the clock moved, so send the anchor and the words.
@@ -222,7 +276,7 @@ class WidgetComponent(JSComponent):
         if moment:
             changes.update(self._sendable({**self._full_state, **moment}))
         self.param.update(changes)
-        self._schedule_end()
+        self._end_timer.schedule(self.clock)
 
     def _sendable(self, state: dict) -> dict[str, dict]:
         """The state as sent, ``state`` and ``steady``: the data table only once asked for."""
@@ -273,18 +327,7 @@ class WidgetComponent(JSComponent):
 
     # -- the end of a run: the one server-side timer -----------------------------------
 
-    def _schedule_end(self) -> None:
-        if self._end_timer is not None:
-            self._end_timer.stop()
-            self._end_timer = None
-        doc = state.curdoc
-        if not self.clock.playing or doc is None or doc.session_context is None:
-            return
-        ms = math.ceil(self.clock.wall_seconds_to_end() * 1000) + 20
-        self._end_timer = _Timeout(doc, self._run_ended, ms)
-
     def _run_ended(self) -> None:
-        self._end_timer = None
         self.clock.reanchor()
         self.refresh_time()
 
@@ -317,29 +360,11 @@ class WidgetComponent(JSComponent):
         return {"link": self.link(), "query": self.query(), "own_page": self._own_page}
 
     def _snippets(self) -> dict:
-        from bokeh.embed import server_document
-
         from ..registry import WIDGETS
 
         spec = WIDGETS[self.widget_name]
         values = spec.query_values(self.settings_values())
-        url = self.link()
-        host_origin = self._origin.split("/", 3)
-        origin = "/".join(host_origin[:3])
-        iframe = (
-            f'<iframe src="{html.escape(url)}" title="{html.escape(spec.title)}" '
-            'data-overlap-lab style="width:100%;height:900px;border:0" loading="lazy"></iframe>\n'
-            "<script>/* overlap-lab: the frame takes the height its page reports */\n"
-            'addEventListener("message", function (e) {\n'
-            f'  if (e.origin !== "{origin}" || !e.data || e.data.type !== "overlap-lab:height") '
-            "return;\n"
-            '  document.querySelectorAll("iframe[data-overlap-lab]").forEach(function (f) {\n'
-            '    if (f.contentWindow === e.source) f.style.height = e.data.height + "px";\n'
-            "  });\n"
-            "});\n</script>"
-        )
-        script = server_document(f"{self._origin}/{self.widget_name}", arguments=values).strip()
-        return {"iframe": iframe, "script": script}
+        return embed_snippets(self._origin, self.widget_name, spec.title, self.link(), values)
 
     def show_notices(self, notices: list[str]) -> None:
         """Show what the page ignored (bad URL keys, for example) above the widget."""
@@ -364,25 +389,6 @@ class WidgetComponent(JSComponent):
         self._errors.clear()
         self.message = {"text": note, "n": self.message.get("n", 0) + 1} if note else {}
         self.refresh()
-
-
-class _Timeout:
-    """A one-shot timeout on a served document that ``stop()`` cancels outright."""
-
-    def __init__(self, doc, callback: Callable[[], None], ms: int):
-        self._doc, self._callback = doc, callback
-        self._handle = doc.add_timeout_callback(self._fire, ms)
-
-    def _fire(self) -> None:
-        self._handle = None
-        with set_curdoc(self._doc):
-            self._callback()
-
-    def stop(self) -> None:
-        if self._handle is not None:
-            with contextlib.suppress(ValueError):  # already fired or gone with the session
-                self._doc.remove_timeout_callback(self._handle)
-            self._handle = None
 
 
 def nice_step(x: float) -> float:

@@ -47,7 +47,6 @@ class RanksView(WidgetComponent):
     widget_name = "ranks"
     settings_class = RanksConfig
     entry = HERE / "many_ranks.js"
-    _bundle = HERE / "many_ranks.bundle.js"
 
     def make_settings(self, **settings) -> RanksConfig:
         scenario = settings.get("scenario", RanksConfig.param.scenario.default)

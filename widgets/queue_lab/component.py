@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..common.component import WidgetComponent
-from ..common.formatting import ITEMS, ITEMS_PER_SECOND, SECONDS
-from ..model.fluid_queue import Drain, DrainStatus, FluidQueue, PredictionCheck
+from ..model.fluid_queue import FluidQueue, PredictionCheck
 from ..model.timeline import Clock
+from . import text
 
 HERE = Path(__file__).resolve().parent
 
@@ -21,7 +21,6 @@ class QueueLab(WidgetComponent):
     widget_name = "queue-lab"
     settings_class = FluidQueue
     entry = HERE / "queue_lab.js"
-    _bundle = HERE / "queue_lab.bundle.js"
     #: The furthest model time this run has reached (a replay keeps the run's length).
     _reached = 0.0
 
@@ -68,8 +67,8 @@ class QueueLab(WidgetComponent):
                 "net": seg.net_rate,
                 "trend": seg.trend,
             },
-            "drain_check": _check(model.drain_check(), _never_drains(drain)),
-            "length_check": _check(model.length_check(), "It did not happen by the end."),
+            "drain_check": _check(model.drain_check(), text.never_drains(drain)),
+            "length_check": _check(model.length_check(), text.NOT_REACHED),
             "initial_pending": model.initial if model.initial_pending else None,
             # The length question is asked while the queue grows, and kept while it holds one.
             "ask_length": seg.trend == "grows"
@@ -96,29 +95,7 @@ class QueueLab(WidgetComponent):
         }
 
     def describe(self) -> str:
-        model, t = self.settings, self.clock.now()
-        seg = model.segment
-        parts = [
-            f"At {SECONDS(t)} the queue holds {ITEMS(model.length())}.",
-            f"Since {SECONDS(seg.start)} it "
-            + (
-                "holds steady"
-                if seg.trend == "constant"
-                else f"{seg.trend} at {ITEMS_PER_SECOND(abs(seg.net_rate))}"
-            )
-            + f" (arrival {ITEMS_PER_SECOND(seg.arrival)}, "
-            f"service {ITEMS_PER_SECOND(seg.service)}).",
-        ]
-        drain = model.drain()
-        if drain.status == DrainStatus.DRAINS and drain.time <= t:
-            parts.append(f"It was first empty at {SECONDS(drain.time)}.")
-        elif drain.status != DrainStatus.DRAINS:
-            parts.append(_never_drains(drain))
-        edits = len(model.segment_starts) - 1
-        if edits:
-            parts.append(f"The rates changed {edits} time{'s' if edits > 1 else ''} in this run.")
-        parts.append(f"The run ends at {SECONDS(self.clock.horizon)}.")
-        return " ".join(parts)
+        return text.description(self.settings, self.clock.now(), self.clock.horizon)
 
 
 def _numbers(values) -> list[float]:
@@ -137,14 +114,3 @@ def _check(check: PredictionCheck | None, missing: str) -> dict | None:
         "close": check.close(),
         "missing": missing,
     }
-
-
-def _never_drains(drain: Drain) -> str:
-    """Why the queue does not empty during the run, in the model's own terms."""
-    if drain.status == DrainStatus.GROWS_FROM_EMPTY:
-        return "The queue starts empty and grows: it never drains."
-    if drain.status == DrainStatus.AFTER_THE_RUN:
-        return f"It would empty at {SECONDS(drain.time)}, after the run ends."
-    if drain.status == DrainStatus.NEVER:
-        return "The queue never drains: it does not shrink."
-    return "It did not happen by the end."

@@ -1,0 +1,116 @@
+"""The page's upload message: its files checked and decoded, then read off the server's loop.
+
+The page sends one message for the chosen files, ``{"upload_files": [{"name": ...,
+"size": bytes, "base64": ...}, ...]}`` (the files' bytes in base64, so gzip travels
+safely). Reading them (``traces.upload``: size limits before and after unpacking,
+JSON parsed as data and validated, never executed) happens on one reader thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import panel as pn
+
+from traces import TraceError
+from traces.upload import (
+    MAX_UPLOAD_BYTES,
+    MAX_UPLOAD_FILES,
+    NAME_CHARS,
+    Upload,
+    load_upload_files,
+)
+
+LOG = logging.getLogger(__name__)
+
+#: Uploads are read and imported off the server's event loop, one at a time per process: a
+#: profile at the unpacked limit takes seconds, and the other sessions must be served meanwhile.
+_READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-upload")
+
+#: The most base64 an upload message may carry, every file together: MAX_UPLOAD_BYTES of
+#: files in base64 (4 characters for every 3 bytes, and up to 4 more for each file's last
+#: bytes). With the names and Bokeh's envelope it stays within the server's websocket
+#: limit (20 MiB by default); the page refuses larger uploads before sending, and the
+#: server refuses them again.
+MAX_UPLOAD_MESSAGE_BYTES = 4 * -(-MAX_UPLOAD_BYTES // 3) + 4 * MAX_UPLOAD_FILES
+
+
+def files_in_words(names: list[str]) -> str:
+    """One file's name, or how many files there are."""
+    return names[0] if len(names) == 1 else f"{len(names)} files"
+
+
+def decode_files(files: Any) -> list[tuple[str, bytes]] | None:
+    """The files of an ``upload_files`` message: names and bytes, base64 decoded.
+
+    None for a message of another shape (no page sends one). Raises ValueError,
+    with the words for the control, for one too large or whose base64 is damaged
+    or does not decode to the size the page read.
+    """
+    if not isinstance(files, list) or not files:
+        return None
+    for f in files:
+        if not (
+            isinstance(f, Mapping)
+            and isinstance(f.get("name"), str)
+            and isinstance(f.get("base64"), str)
+            and isinstance(f.get("size"), int)
+            and not isinstance(f.get("size"), bool)
+        ):
+            return None
+    names = [f["name"][:NAME_CHARS] or "upload.json" for f in files]
+    total = sum(len(f["base64"]) for f in files)
+    if len(files) > MAX_UPLOAD_FILES or total > MAX_UPLOAD_MESSAGE_BYTES:
+        raise ValueError(
+            f"{files_in_words(names)}: more than an upload here takes (at most "
+            f"{MAX_UPLOAD_FILES} files and {MAX_UPLOAD_BYTES:,} bytes together, "
+            f"{MAX_UPLOAD_BYTES // 2**20} MiB)"
+        )
+    out = []
+    for name, f in zip(names, files, strict=True):
+        try:
+            data = base64.b64decode(f["base64"], validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"{name}: its bytes did not arrive intact (damaged base64)") from None
+        if len(data) != f["size"]:
+            raise ValueError(
+                f"{name}: {len(data):,} bytes arrived of the {f['size']:,} the page read"
+            )
+        out.append((name, data))
+    return out
+
+
+def server_document() -> Any:
+    """The served page's document, or None outside a server session."""
+    doc = pn.state.curdoc
+    return doc if doc is not None and doc.session_context is not None else None
+
+
+def read_in_background(
+    files: list[tuple[str, bytes]], doc: Any, show: Callable[[Upload | Exception], None]
+) -> None:
+    """Read the files on the reader thread, then ``show`` the upload or the error on ``doc``."""
+    what = files_in_words([name for name, _ in files])
+
+    def read() -> Upload | Exception:
+        try:
+            return load_upload_files(files)
+        except (TraceError, ValueError) as exc:
+            return exc
+        except Exception as exc:  # a bug must not kill the page: say so in one log line
+            LOG.error("reading an upload failed: %s: %s", type(exc).__name__, exc)
+            return ValueError(f"{what} could not be read")
+
+    def done(future: Future) -> None:
+        # Bokeh's one document method that is safe to call from another thread.
+        try:
+            doc.add_next_tick_callback(lambda: show(future.result()))
+        except Exception:  # the page was closed meanwhile: nothing to show it on
+            LOG.info("an upload finished after its page closed")
+
+    _READER.submit(read).add_done_callback(done)
