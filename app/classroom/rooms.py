@@ -1,9 +1,10 @@
-"""A class's rooms and rounds: who may do what, in which phase, and what each page sees.
+"""A class's rooms and rounds: who may do what, and in which phase.
 
 A room goes ``waiting`` → ``voting`` (Open voting) → ``revealed`` (Reveal) →
 ``waiting`` (Next round), and ``ended`` at the end. Only the instructor's key
 moves it; a learner can only join and vote, one vote per round that a later
-one replaces. Every change is published so that every page updates.
+one replaces. Every change is published so that every page updates; what
+each page then sees is :mod:`app.classroom.views`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from urllib.parse import parse_qs
 from widgets.registry import WIDGETS
 
 from . import histogram
-from .codes import key_digest, key_matches, new_code, new_key, normalize_code, spaced
-from .questions import QuestionError, ask, parse_number, questions_for
+from .codes import key_digest, key_matches, new_code, new_key, normalize_code
+from .questions import QuestionError, ask, parse_number
 from .store import RoomStore
 
 #: A room ends this long after its last activity (s): a lesson's length and then some.
@@ -333,103 +334,3 @@ class Classroom:
         # Sorted, so that the order says nothing about who answered when.
         w.writerows([repr(v)] for v in sorted(votes.values()))
         return out.getvalue(), f"class-round-{room['round']}.csv"
-
-
-def widget_mode(room: Mapping[str, str]) -> str:
-    """How the round's widget is locked in this phase (see :mod:`app.classroom.widget_page`)."""
-    if room["phase"] in ("voting", "closing"):
-        return "hidden" if room["widget"] in SHOWS_RESULT_AT_ONCE else "locked"
-    return "open" if room.get("unlocked") == "1" else "revealed"
-
-
-def widget_src(prefix: str, code: str, room: Mapping[str, str]) -> str:
-    """The learner's widget (an iframe): the round's settings, locked for its phase."""
-    query = room.get("query", "")
-    rest = f"room={code}&round={room['round']}&mode={widget_mode(room)}"
-    return f"{prefix}/class/{room['widget']}?{query + '&' if query else ''}{rest}"
-
-
-def _round_fields(code: str, room: Mapping[str, str], prefix: str) -> dict:
-    if not room.get("widget"):
-        return {}
-    question = json.loads(room["question"])
-    return {
-        "widget": room["widget"],
-        "title": WIDGETS[room["widget"]].title,
-        "src": widget_src(prefix, code, room),
-        "question": question,
-    }
-
-
-def learner_view(
-    code: str, room: Mapping[str, str] | None, yours: float | None, prefix: str = ""
-) -> dict:
-    """What a learner's page shows: never the key, never others' votes, the answer once revealed."""
-    if room is None or room.get("phase") == "ended":
-        return {"phase": "ended"}
-    phase = room["phase"]
-    view: dict = {"phase": phase, "round": int(room["round"])}
-    if phase == "closing":
-        view["phase"] = "voting"
-        view["closed"] = True
-    if phase in ("voting", "closing", "revealed"):
-        view.update(_round_fields(code, room, prefix))
-        view["yours"] = yours
-    if phase == "revealed":
-        view["unlocked"] = room.get("unlocked") == "1"
-        view["result"] = json.loads(room["result"])
-        view["answer"] = float(room["answer"])
-    return view
-
-
-def instructor_view(
-    code: str,
-    room: Mapping[str, str] | None,
-    votes: Mapping[str, float],
-    connected: int,
-    prefix: str = "",
-    idle_seconds: float = IDLE_SECONDS,
-) -> dict:
-    """What the instructor's page shows: counts and a histogram, never who voted what."""
-    if room is None or room.get("phase") == "ended":
-        return {"phase": "ended"}
-    phase = room["phase"]
-    view: dict = {
-        "code": code,
-        "spaced": spaced(code),
-        "phase": phase,
-        "round": int(room["round"]),
-        "connected": connected,
-        "idle_minutes": round(idle_seconds / 60),
-        "widgets": [
-            {
-                "name": name,
-                "title": WIDGETS[name].title,
-                "presets": list(WIDGETS[name].presets),
-                "questions": [
-                    {
-                        "id": q.id,
-                        "text": q.text.format(p="…"),
-                        "parameter": None
-                        if q.parameter is None
-                        else {"label": q.parameter.label, "integer": q.parameter.integer},
-                    }
-                    for q in questions_for(name)
-                ],
-            }
-            for name in CLASS_WIDGETS
-        ],
-    }
-    if phase == "waiting" and not room.get("widget"):
-        return view
-    view.update(_round_fields(code, room, prefix))
-    view["query"] = room.get("query", "")
-    question = view.get("question") or {}
-    if phase in ("voting", "closing"):
-        view["votes"] = histogram.summary(votes.values(), bool(question.get("integer")))
-        view["votes"].pop("median")  # the class median is shown with the answer
-    if room.get("result"):
-        view["result"] = json.loads(room["result"])
-        view["answer"] = float(room["answer"])
-        view["unlocked"] = room.get("unlocked") == "1"
-    return view

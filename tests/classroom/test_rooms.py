@@ -21,9 +21,8 @@ from app.classroom.rooms import (
     NotFound,
     RateLimited,
     WrongPhase,
-    instructor_view,
-    learner_view,
 )
+from app.classroom.views import instructor_view, learner_view
 
 # Arrival 2, service 3, initial 4: the queue shrinks by 1 item/s, so it drains at 4 s.
 QUEUE = "arrival=2&service=3&initial=4"
