@@ -21,7 +21,7 @@ from widgets.registry import WIDGETS
 
 from . import histogram
 from .codes import key_digest, key_matches, new_code, new_key, normalize_code
-from .questions import QuestionError, ask, parse_number
+from .questions import CLASS_WIDGETS, QuestionError, ask, parse_number
 from .store import RoomStore
 
 #: A room ends this long after its last activity (s): a lesson's length and then some.
@@ -30,10 +30,6 @@ IDLE_SECONDS = 2 * 3600
 ENDED_SECONDS = 600
 #: A learner's page counts as connected this long after it was last seen (s).
 SEEN_SECONDS = 30
-#: The widgets a round may show (those with questions).
-CLASS_WIDGETS = ("bucket-timeline", "queue-lab", "ranks")
-#: Widgets whose chart and readouts show the result at once: hidden until Reveal.
-SHOWS_RESULT_AT_ONCE = ("bucket-timeline", "ranks")
 MAX_SETTINGS_TEXT = 2000
 
 

@@ -13,14 +13,15 @@ from widgets.registry import WIDGETS
 
 from . import histogram
 from .codes import spaced
-from .questions import questions_for
-from .rooms import CLASS_WIDGETS, IDLE_SECONDS, SHOWS_RESULT_AT_ONCE
+from .questions import CLASS_WIDGETS, questions_for, round_questions
+from .rooms import IDLE_SECONDS
 
 
 def widget_mode(room: Mapping[str, str]) -> str:
     """How the round's widget is locked in this phase (see :mod:`app.classroom.widget_page`)."""
     if room["phase"] in ("voting", "closing"):
-        return "hidden" if room["widget"] in SHOWS_RESULT_AT_ONCE else "locked"
+        questions = round_questions(room["widget"])
+        return "hidden" if questions is not None and questions.hides_result else "locked"
     return "open" if room.get("unlocked") == "1" else "revealed"
 
 

@@ -372,3 +372,28 @@ def test_answers_are_the_models_as_each_widget_computes_them():
         else:
             expected = s.result().fastest_idle_ms
         assert math.isclose(asked.answer, float(expected), rel_tol=1e-12)
+
+
+def test_class_rounds_follow_the_registry():
+    """A round may show each widget whose entry declares questions, and no other."""
+    from app.classroom.questions import CLASS_WIDGETS, questions_for
+    from app.classroom.views import widget_mode
+    from widgets.registry import WIDGETS
+
+    assert CLASS_WIDGETS == ("bucket-timeline", "queue-lab", "ranks")
+    assert WIDGETS["trace"].round_questions() is None and questions_for("trace") == []
+    assert [q.id for q in questions_for("queue-lab")] == ["drain", "length"]
+    # While voting, a chart that shows the answer at once is hidden; the queue's is not.
+    voting = {"phase": "voting", "round": "1"}
+    assert widget_mode({**voting, "widget": "bucket-timeline"}) == "hidden"
+    assert widget_mode({**voting, "widget": "ranks"}) == "hidden"
+    assert widget_mode({**voting, "widget": "queue-lab"}) == "locked"
+    with pytest.raises(ClassError, match="Pick a widget"):
+        run(_open_trace_round())
+
+
+async def _open_trace_round():
+    async with open_store("memory", "") as store:
+        room = Classroom(store)
+        code, key = await room.start_room(new_learner_id())
+        await room.open_round(code, key, "trace", "", "tail")
