@@ -250,21 +250,22 @@ class Classroom:
 
     async def unlock(self, code: str, key: object) -> dict[str, str]:
         """Let every learner explore the revealed widget freely."""
-        code, room = await self.instructor_room(code, key)
-        if room["phase"] != "revealed":
-            raise WrongPhase("Controls unlock once the answer is revealed.")
-        return await self._move(
-            code, {"phase": "revealed", "round": room["round"]}, {"unlocked": "1"}
-        )
+        refusal = "Controls unlock once the answer is revealed."
+        return await self._after_reveal(code, key, refusal, {"unlocked": "1"})
 
     async def next_round(self, code: str, key: object) -> dict[str, str]:
         """Back to waiting: the instructor sets up the next question."""
+        refusal = "Reveal this round before the next one."
+        return await self._after_reveal(code, key, refusal, {"phase": "waiting"})
+
+    async def _after_reveal(
+        self, code: str, key: object, refusal: str, changes: Mapping[str, str]
+    ) -> dict[str, str]:
+        """``changes`` to a revealed round; WrongPhase with ``refusal`` in any other phase."""
         code, room = await self.instructor_room(code, key)
         if room["phase"] != "revealed":
-            raise WrongPhase("Reveal this round before the next one.")
-        return await self._move(
-            code, {"phase": "revealed", "round": room["round"]}, {"phase": "waiting"}
-        )
+            raise WrongPhase(refusal)
+        return await self._move(code, {"phase": "revealed", "round": room["round"]}, changes)
 
     async def end(self, code: str, key: object) -> dict[str, str]:
         """End the class; late pages are told so for a while, then it is gone."""

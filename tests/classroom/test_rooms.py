@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import json
@@ -28,6 +29,15 @@ from app.classroom.views import instructor_view, learner_view
 QUEUE = "arrival=2&service=3&initial=4"
 
 
+@contextlib.asynccontextmanager
+async def new_room(kind: str, url: str):
+    """A store of ``kind``, its rooms and one room started: ``(store, room, code, key)``."""
+    async with open_store(kind, url) as store:
+        room = Classroom(store)
+        code, key = await room.start_room(new_learner_id())
+        yield store, room, code, key
+
+
 @pytest.fixture(params=STORES)
 def kind(request) -> str:
     return request.param
@@ -40,9 +50,7 @@ def url(kind, request) -> str:
 
 def test_a_room_has_a_readable_code_and_a_key_kept_only_as_a_digest(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             assert len(code) == 6 and all(c in JOIN_ALPHABET for c in code)
             assert len(key) >= 40
             stored = await store.get_room(code)
@@ -57,9 +65,7 @@ def test_a_room_has_a_readable_code_and_a_key_kept_only_as_a_digest(kind, url):
 
 def test_a_full_round_one_vote_per_learner_replace_reveal_unlock_next(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             a, b, c = (new_learner_id() for _ in range(3))
             for learner in (a, b, c):
                 await room.join(code, learner)
@@ -115,9 +121,7 @@ def test_a_full_round_one_vote_per_learner_replace_reveal_unlock_next(kind, url)
 @pytest.mark.parametrize("forged", [None, "", "x", 12, ["k"], {"key": 1}, "A" * 43, "A" * 5000])
 def test_only_the_key_moves_a_room(kind, url, forged):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             learner = new_learner_id()
             for action in (
                 lambda k: room.open_round(code, k, "queue-lab", QUEUE, "drain"),
@@ -160,9 +164,7 @@ def test_only_the_key_moves_a_room(kind, url, forged):
 )
 def test_a_prediction_is_validated_with_a_message_for_its_field(kind, url, text, message):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             await room.open_round(code, key, "queue-lab", QUEUE, "drain")
             learner = new_learner_id()
             with pytest.raises(ClassError) as caught:
@@ -176,9 +178,7 @@ def test_a_prediction_is_validated_with_a_message_for_its_field(kind, url, text,
 
 def test_whole_number_questions_refuse_fractions(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (_store, room, code, key):
             await room.open_round(code, key, "ranks", "scenario=One slow rank", "defining", "0")
             learner = new_learner_id()
             with pytest.raises(ClassError, match="whole number"):
@@ -210,9 +210,7 @@ def test_a_round_that_cannot_be_asked_says_why_at_its_field(
     kind, url, widget, settings, question, parameter, field
 ):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             with pytest.raises(ClassError) as caught:
                 await room.open_round(code, key, widget, settings, question, parameter)
             assert caught.value.field == field and caught.value.message
@@ -223,9 +221,7 @@ def test_a_round_that_cannot_be_asked_says_why_at_its_field(
 
 def test_phases_refuse_actions_out_of_order(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (_store, room, code, key):
             for action in (room.reveal, room.unlock, room.next_round):
                 with pytest.raises(WrongPhase):
                     await action(code, key)
@@ -240,9 +236,7 @@ def test_phases_refuse_actions_out_of_order(kind, url):
 
 def test_votes_and_unknown_codes_are_rate_limited(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             await room.open_round(code, key, "queue-lab", QUEUE, "drain")
             learner = new_learner_id()
             for i in range(rooms.VOTE_LIMIT.count):
@@ -295,9 +289,7 @@ def test_a_room_expires_after_its_idle_time(kind, url):
 
 def test_two_hundred_learners_voting_at_once_are_counted_exactly(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (_store, room, code, key):
             await room.open_round(code, key, "queue-lab", QUEUE, "drain")
             learners = [new_learner_id() for _ in range(200)]
             await asyncio.gather(*(room.join(code, learner) for learner in learners))
@@ -393,7 +385,5 @@ def test_class_rounds_follow_the_registry():
 
 
 async def _open_trace_round():
-    async with open_store("memory", "") as store:
-        room = Classroom(store)
-        code, key = await room.start_room(new_learner_id())
+    async with new_room("memory", "") as (_store, room, code, key):
         await room.open_round(code, key, "trace", "", "tail")
