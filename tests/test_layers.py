@@ -62,3 +62,15 @@ def test_the_view_library_check_can_fail() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode != 0
+
+
+def test_pages_know_nothing_of_how_they_are_served() -> None:
+    # A page is built from what its route hands it; serving machinery sits above pages.
+    code = (
+        "import sys, app.pages.page, app.pages.widget_page, app.pages.lesson_page, "
+        "app.pages.static_pages, app.pages.thumbnails, app.classroom.pages\n"
+        "served = sorted(m for m in sys.modules if m.startswith('app.server'))\n"
+        "assert not served, served"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
