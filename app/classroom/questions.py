@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lessons import models
-from widgets.common.round_questions import Question, QuestionError, RoundQuestions, plain
+from widgets.common.round_questions import QuestionError, RoundQuestion, RoundQuestions, plain
 from widgets.registry import WIDGETS
 
 #: The longest text a prediction or parameter may be (a number is a few characters).
@@ -31,7 +31,7 @@ def round_questions(widget: str) -> RoundQuestions | None:
     return spec.round_questions() if spec is not None else None
 
 
-def questions_for(widget: str) -> list[Question]:
+def questions_for(widget: str) -> list[RoundQuestion]:
     """The questions a widget can check, in the order offered."""
     questions = round_questions(widget)
     return list(questions.questions) if questions is not None else []
@@ -69,7 +69,7 @@ def parse_number(text: object, label: str, integer: bool, low: float, high: floa
 class Asked:
     """A question asked of settings: its text, the answer's bounds, and the answer."""
 
-    question: Question
+    question: RoundQuestion
     parameter: float | None
     text: str
     low: float

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from widgets.common.round_questions import Question, QuestionError, RoundQuestions, within
+from widgets.common.round_questions import QuestionError, RoundQuestion, RoundQuestions, within
 from widgets.model.buckets import BucketConfig, sweep_layers_per_bucket
 
 
@@ -19,7 +19,7 @@ ROUND = RoundQuestions(
     model=BucketConfig,
     hides_result=True,
     questions=(
-        Question(
+        RoundQuestion(
             "tail",
             "How long is the exposed tail?",
             "Exposed tail (ms)",
@@ -28,7 +28,7 @@ ROUND = RoundQuestions(
             within(0, 100_000),
             lambda config, _p: float(config.schedule().exposed_tail),
         ),
-        Question(
+        RoundQuestion(
             "step",
             "How long is the step?",
             "Step time (ms)",
@@ -37,7 +37,7 @@ ROUND = RoundQuestions(
             within(0, 100_000),
             lambda config, _p: float(config.schedule().step_time),
         ),
-        Question(
+        RoundQuestion(
             "best",
             "How many layers per bucket give the shortest step?",
             "Layers per bucket",

@@ -35,7 +35,7 @@ class Parameter:
 
 
 @dataclass(frozen=True)
-class Question:
+class RoundQuestion:
     """One question a widget's model answers: its text, unit, bounds and answer."""
 
     id: str
@@ -68,17 +68,17 @@ class RoundQuestions:
     model: Callable[..., Any]
     """The widget's model from the round's settings (keyword arguments, as the lessons load
     them: a named configuration already applied)."""
-    questions: tuple[Question, ...]
+    questions: tuple[RoundQuestion, ...]
     """In the order offered to the instructor."""
     hides_result: bool = False
     """The chart and readouts show the answer at once, so they stay hidden until Reveal."""
 
-    def question(self, question_id: str) -> Question | None:
+    def question(self, question_id: str) -> RoundQuestion | None:
         """The question with this id, or None."""
         return next((q for q in self.questions if q.id == question_id), None)
 
     def ask(
-        self, settings: Mapping, question: Question, p: float | None
+        self, settings: Mapping, question: RoundQuestion, p: float | None
     ) -> tuple[float, float, float]:
         """The answer, and its bounds, of ``question`` with parameter ``p`` for ``settings``."""
         model = self.model(**settings)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from widgets.common.round_questions import (
     Parameter,
-    Question,
     QuestionError,
+    RoundQuestion,
     RoundQuestions,
     within,
 )
@@ -33,7 +33,7 @@ ROUND = RoundQuestions(
     model=RanksConfig,
     hides_result=True,
     questions=(
-        Question(
+        RoundQuestion(
             "defining",
             "Which rank defines bucket {p}'s readiness?",
             "Rank",
@@ -43,7 +43,7 @@ ROUND = RoundQuestions(
             _defining_rank,
             Parameter("Bucket", "", True, 0, 100),
         ),
-        Question(
+        RoundQuestion(
             "idle",
             "How long does the fastest rank idle before the optimizer?",
             "Idle time (ms)",

@@ -6,8 +6,8 @@ import math
 
 from widgets.common.round_questions import (
     Parameter,
-    Question,
     QuestionError,
+    RoundQuestion,
     RoundQuestions,
     within,
 )
@@ -27,7 +27,7 @@ def _drain_time(queue: FluidQueue, _p: float | None) -> float:
 ROUND = RoundQuestions(
     model=FluidQueue,
     questions=(
-        Question(
+        RoundQuestion(
             "drain",
             "When does the queue drain?",
             "Drain time (s)",
@@ -36,7 +36,7 @@ ROUND = RoundQuestions(
             within(0, 100_000),
             _drain_time,
         ),
-        Question(
+        RoundQuestion(
             "length",
             "How long is the queue at {p} s?",
             "Queue length (items)",
