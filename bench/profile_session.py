@@ -38,12 +38,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from app.server.panel_internals import (
-    build_session_page,
-    destroy_document,
-    tornado_application,
-    views_of,
-)
+from app.server.panel_internals import destroy_document
+from bench.panel_internals import build_session_page, tornado_application, views_of
 
 ROUTES = (
     "/queue-lab",

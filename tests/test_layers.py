@@ -6,6 +6,7 @@ an import the module under test would make.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -62,3 +63,20 @@ def test_the_view_library_check_can_fail() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode != 0
+
+
+def modules_loaded(imports: str, prefix: str) -> list[str]:
+    """The modules under ``prefix`` that importing ``imports`` loads, in a fresh interpreter."""
+    code = f"import json, sys, {imports}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [m for m in json.loads(out.stdout) if m == prefix or m.startswith(prefix + ".")]
+
+
+def test_pages_know_nothing_of_how_they_are_served() -> None:
+    # A page is built from what its route hands it; serving machinery sits above pages.
+    pages = (
+        "app.pages.page, app.pages.widget_page, app.pages.lesson_page, "
+        "app.pages.static_pages, app.pages.thumbnails, app.classroom.pages"
+    )
+    assert modules_loaded(pages, "app.server") == []
+    assert "app.server.routes" in modules_loaded("app.server.routes", "app.server")

@@ -6,11 +6,11 @@ import panel as pn
 import pytest
 from bokeh.core.validation.check import check_integrity
 from bokeh.document import Document
-from panel.io.document import _cleanup_doc
 from panel.io.state import set_curdoc
 
 from app.cli import build_parser
 from app.server.loading_page import LOADING_HTML
+from app.server.panel_internals import destroy_document
 from app.server.routes import build_routes
 from app.server.serve_options import (
     CHECK_UNUSED_SESSIONS_MS,
@@ -18,6 +18,7 @@ from app.server.serve_options import (
     ServeOptions,
 )
 from app.server.serving import TEST_HOOKS_ENV, server_options
+from bench.panel_internals import build_session_page, tornado_application
 
 
 @pytest.fixture(scope="module")
@@ -26,21 +27,23 @@ def routes():
     return build_routes()
 
 
-def _server(routes, **options):
+def _tornado(routes, **options):
+    """The Tornado application of an unstarted server of ``routes`` with these options."""
     base = {"port": 0, "address": "127.0.0.1"}
-    return pn.serve(
+    server = pn.serve(
         routes, show=False, start=False, verbose=False, **server_options(**base, **options)
     )
+    return tornado_application(server)
 
 
 def test_session_lifetimes_reach_the_server(routes):
-    tornado = _server(routes, unused_session_lifetime=1234, check_unused_sessions=567)._tornado
+    tornado = _tornado(routes, unused_session_lifetime=1234, check_unused_sessions=567)
     assert tornado._unused_session_lifetime_milliseconds == 1234
     assert tornado._check_unused_sessions_milliseconds == 567
 
 
 def test_default_lifetimes_are_ours_not_bokehs(routes):
-    tornado = _server(routes)._tornado
+    tornado = _tornado(routes)
     assert tornado._unused_session_lifetime_milliseconds == UNUSED_SESSION_LIFETIME_MS
     assert tornado._check_unused_sessions_milliseconds == CHECK_UNUSED_SESSIONS_MS
     # Bokeh's own default check interval is 17 s; ours must really arrive.
@@ -72,7 +75,7 @@ def test_cli_options_map_to_server_options():
 
 
 def test_prefix_and_liveness_are_routed(routes):
-    tornado = _server(routes, prefix="widgets")._tornado
+    tornado = _tornado(routes, prefix="widgets")
     patterns = {rule.matcher.regex.pattern for rule in tornado.wildcard_router.rules}
     assert any(p.startswith("/widgets/liveness") for p in patterns), patterns
     assert any(p.startswith("/widgets/queue-lab") for p in patterns), patterns
@@ -105,30 +108,23 @@ def test_every_route_builds_a_valid_document(routes):
         with set_curdoc(doc):
             pn.panel(route()).server_doc(doc)
         issues = check_integrity(list(doc.models))
-        _cleanup_doc(doc, destroy=True)
+        destroy_document(doc)
         assert not issues.error, f"{path}: {issues.error}"
 
 
 def test_the_page_says_it_is_loading_until_the_document_renders(routes):
     """The HTML a route serves shows the notice before any script runs; the page removes it."""
     from panel.io.resources import Resources
-    from panel.io.server import server_html_page_for_session
     from panel.io.session import generate_session
 
-    tornado = _server(routes)._tornado
+    tornado = _tornado(routes)
     session = generate_session(tornado.applications["/queue-lab"].application)
     doc = session.document
     with set_curdoc(doc):
-        page = server_html_page_for_session(
-            session,
-            resources=Resources.from_bokeh(tornado.resources()),
-            title=doc.title,
-            template=doc.template,
-            template_variables=doc.template_variables,
-        )
+        page = build_session_page(session, Resources.from_bokeh(tornado.resources()))
     body = page[page.index("<body") :]
     assert body.index(LOADING_HTML) < body.index("data-root-id")
     assert 'role="status"' in LOADING_HTML and "Loading…" in LOADING_HTML
     removers = [cb.code for cb in doc.callbacks._js_event_callbacks.get("document_ready", [])]
     assert any("ol-loading" in code and "remove()" in code for code in removers)
-    _cleanup_doc(doc, destroy=True)
+    destroy_document(doc)

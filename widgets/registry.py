@@ -1,9 +1,10 @@
 """Every widget by name: its settings, its presets and where its view lives.
 
-Routes, lesson directives, share links, embed snippets and the parametrised
-tests all read this one table. A setting's URL key is its parameter name.
-Views are imported only when a widget is created, so reading the registry
-(the lesson checker does) needs neither Panel nor Bokeh.
+Routes, lesson directives, share links, embed snippets, the index's pictures,
+class rounds and the parametrised tests all read this one table. A setting's
+URL key is its parameter name.
+Views, pictures and round questions are imported only when first used, so
+reading the registry (the lesson checker does) needs neither Panel nor Bokeh.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from urllib.parse import urlencode
 import param
 
 from .common.formatting import plain_number
+from .common.picture import Picture
+from .common.round_questions import RoundQuestions
 from .model.buckets import PRESETS as BUCKET_PRESETS
 from .model.buckets import BucketConfig
 from .model.fluid_queue import FluidQueue
@@ -36,6 +39,10 @@ class WidgetSpec:
     view: str
     """``"module:Class"`` of the view, under ``widgets``."""
     presets: Mapping[str, Mapping] = field(default_factory=dict)
+    thumbnail: str = ""
+    """``"module:function"`` under ``widgets``: the index's picture of the default settings."""
+    class_round: str = ""
+    """``"module:NAME"`` under ``widgets``: what a class round may ask (empty: no rounds)."""
 
     @property
     def keys(self) -> list[str]:
@@ -67,12 +74,19 @@ class WidgetSpec:
 
     def view_class(self) -> type:
         """The view class (imported on first use)."""
-        module, _, name = self.view.partition(":")
-        return getattr(importlib.import_module(f"widgets.{module}"), name)
+        return _imported(self.view)
 
     def create(self, **kwargs):
         """A new view with these keyword arguments."""
         return self.view_class()(**kwargs)
+
+    def picture(self) -> Picture | None:
+        """What the index's picture of this widget shows, or None for a widget without one."""
+        return _imported(self.thumbnail)() if self.thumbnail else None
+
+    def round_questions(self) -> RoundQuestions | None:
+        """What a class round may ask about this widget, or None if it has no rounds."""
+        return _imported(self.class_round) if self.class_round else None
 
     def query_values(self, values: Mapping[str, object]) -> dict[str, str]:
         """The settings as URL query values (None left out, numbers as typed)."""
@@ -82,6 +96,12 @@ class WidgetSpec:
     def query_string(self, values: Mapping[str, object]) -> str:
         """``arrival=4&service=3`` for the given settings."""
         return urlencode(self.query_values(values))
+
+
+def _imported(ref: str):
+    """The object ``"module:name"`` names under ``widgets`` (its module imported on first use)."""
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(f"widgets.{module}"), name)
 
 
 def _query_text(value: object) -> str:
@@ -104,6 +124,8 @@ WIDGETS: dict[str, WidgetSpec] = {
             BucketConfig,
             "bucket_timeline.component:BucketTimeline",
             BUCKET_PRESETS,
+            thumbnail="bucket_timeline.thumbnail:picture",
+            class_round="bucket_timeline.questions:ROUND",
         ),
         WidgetSpec(
             "queue-lab",
@@ -112,6 +134,8 @@ WIDGETS: dict[str, WidgetSpec] = {
             "drains, then run it.",
             FluidQueue,
             "queue_lab.component:QueueLab",
+            thumbnail="queue_lab.thumbnail:picture",
+            class_round="queue_lab.questions:ROUND",
         ),
         WidgetSpec(
             "ranks",
@@ -120,6 +144,8 @@ WIDGETS: dict[str, WidgetSpec] = {
             "readiness, what a timer sees, when overlap slows compute, and when ranks disagree.",
             RanksConfig,
             "many_ranks.component:RanksView",
+            thumbnail="many_ranks.thumbnail:picture",
+            class_round="many_ranks.questions:ROUND",
         ),
         WidgetSpec(
             "trace",
@@ -129,6 +155,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "bucket size.",
             TraceViewConfig,
             "trace_viewer.component:TraceView",
+            thumbnail="trace_viewer.thumbnail:picture",
         ),
     )
 }

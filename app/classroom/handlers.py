@@ -19,8 +19,9 @@ from .codes import new_learner_id, normalize_code, valid_learner_id
 from .hub import Listener
 from .pages import entry_html, instructor_html, learner_html, not_found_html
 from .qr import qr_svg
-from .rooms import ClassError, instructor_view, learner_view
+from .rooms import ClassError
 from .service import ClassService
+from .views import instructor_view, learner_view
 
 log = logging.getLogger("overlap-lab.classroom")
 LEARNER_COOKIE = "ol_learner"

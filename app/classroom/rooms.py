@@ -1,9 +1,10 @@
-"""A class's rooms and rounds: who may do what, in which phase, and what each page sees.
+"""A class's rooms and rounds: who may do what, and in which phase.
 
 A room goes ``waiting`` → ``voting`` (Open voting) → ``revealed`` (Reveal) →
 ``waiting`` (Next round), and ``ended`` at the end. Only the instructor's key
 moves it; a learner can only join and vote, one vote per round that a later
-one replaces. Every change is published so that every page updates.
+one replaces. Every change is published so that every page updates; what
+each page then sees is :mod:`app.classroom.views`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from urllib.parse import parse_qs
 from widgets.registry import WIDGETS
 
 from . import histogram
-from .codes import key_digest, key_matches, new_code, new_key, normalize_code, spaced
-from .questions import QuestionError, ask, parse_number, questions_for
+from .codes import key_digest, key_matches, new_code, new_key, normalize_code
+from .questions import CLASS_WIDGETS, QuestionError, ask, parse_number
 from .store import RoomStore
 
 #: A room ends this long after its last activity (s): a lesson's length and then some.
@@ -29,10 +30,6 @@ IDLE_SECONDS = 2 * 3600
 ENDED_SECONDS = 600
 #: A learner's page counts as connected this long after it was last seen (s).
 SEEN_SECONDS = 30
-#: The widgets a round may show (those with questions).
-CLASS_WIDGETS = ("bucket-timeline", "queue-lab", "ranks")
-#: Widgets whose chart and readouts show the result at once: hidden until Reveal.
-SHOWS_RESULT_AT_ONCE = ("bucket-timeline", "ranks")
 MAX_SETTINGS_TEXT = 2000
 
 
@@ -253,21 +250,22 @@ class Classroom:
 
     async def unlock(self, code: str, key: object) -> dict[str, str]:
         """Let every learner explore the revealed widget freely."""
-        code, room = await self.instructor_room(code, key)
-        if room["phase"] != "revealed":
-            raise WrongPhase("Controls unlock once the answer is revealed.")
-        return await self._move(
-            code, {"phase": "revealed", "round": room["round"]}, {"unlocked": "1"}
-        )
+        refusal = "Controls unlock once the answer is revealed."
+        return await self._after_reveal(code, key, refusal, {"unlocked": "1"})
 
     async def next_round(self, code: str, key: object) -> dict[str, str]:
         """Back to waiting: the instructor sets up the next question."""
+        refusal = "Reveal this round before the next one."
+        return await self._after_reveal(code, key, refusal, {"phase": "waiting"})
+
+    async def _after_reveal(
+        self, code: str, key: object, refusal: str, changes: Mapping[str, str]
+    ) -> dict[str, str]:
+        """``changes`` to a revealed round; WrongPhase with ``refusal`` in any other phase."""
         code, room = await self.instructor_room(code, key)
         if room["phase"] != "revealed":
-            raise WrongPhase("Reveal this round before the next one.")
-        return await self._move(
-            code, {"phase": "revealed", "round": room["round"]}, {"phase": "waiting"}
-        )
+            raise WrongPhase(refusal)
+        return await self._move(code, {"phase": "revealed", "round": room["round"]}, changes)
 
     async def end(self, code: str, key: object) -> dict[str, str]:
         """End the class; late pages are told so for a while, then it is gone."""
@@ -333,103 +331,3 @@ class Classroom:
         # Sorted, so that the order says nothing about who answered when.
         w.writerows([repr(v)] for v in sorted(votes.values()))
         return out.getvalue(), f"class-round-{room['round']}.csv"
-
-
-def widget_mode(room: Mapping[str, str]) -> str:
-    """How the round's widget is locked in this phase (see :mod:`app.classroom.widget_page`)."""
-    if room["phase"] in ("voting", "closing"):
-        return "hidden" if room["widget"] in SHOWS_RESULT_AT_ONCE else "locked"
-    return "open" if room.get("unlocked") == "1" else "revealed"
-
-
-def widget_src(prefix: str, code: str, room: Mapping[str, str]) -> str:
-    """The learner's widget (an iframe): the round's settings, locked for its phase."""
-    query = room.get("query", "")
-    rest = f"room={code}&round={room['round']}&mode={widget_mode(room)}"
-    return f"{prefix}/class/{room['widget']}?{query + '&' if query else ''}{rest}"
-
-
-def _round_fields(code: str, room: Mapping[str, str], prefix: str) -> dict:
-    if not room.get("widget"):
-        return {}
-    question = json.loads(room["question"])
-    return {
-        "widget": room["widget"],
-        "title": WIDGETS[room["widget"]].title,
-        "src": widget_src(prefix, code, room),
-        "question": question,
-    }
-
-
-def learner_view(
-    code: str, room: Mapping[str, str] | None, yours: float | None, prefix: str = ""
-) -> dict:
-    """What a learner's page shows: never the key, never others' votes, the answer once revealed."""
-    if room is None or room.get("phase") == "ended":
-        return {"phase": "ended"}
-    phase = room["phase"]
-    view: dict = {"phase": phase, "round": int(room["round"])}
-    if phase == "closing":
-        view["phase"] = "voting"
-        view["closed"] = True
-    if phase in ("voting", "closing", "revealed"):
-        view.update(_round_fields(code, room, prefix))
-        view["yours"] = yours
-    if phase == "revealed":
-        view["unlocked"] = room.get("unlocked") == "1"
-        view["result"] = json.loads(room["result"])
-        view["answer"] = float(room["answer"])
-    return view
-
-
-def instructor_view(
-    code: str,
-    room: Mapping[str, str] | None,
-    votes: Mapping[str, float],
-    connected: int,
-    prefix: str = "",
-    idle_seconds: float = IDLE_SECONDS,
-) -> dict:
-    """What the instructor's page shows: counts and a histogram, never who voted what."""
-    if room is None or room.get("phase") == "ended":
-        return {"phase": "ended"}
-    phase = room["phase"]
-    view: dict = {
-        "code": code,
-        "spaced": spaced(code),
-        "phase": phase,
-        "round": int(room["round"]),
-        "connected": connected,
-        "idle_minutes": round(idle_seconds / 60),
-        "widgets": [
-            {
-                "name": name,
-                "title": WIDGETS[name].title,
-                "presets": list(WIDGETS[name].presets),
-                "questions": [
-                    {
-                        "id": q.id,
-                        "text": q.text.format(p="…"),
-                        "parameter": None
-                        if q.parameter is None
-                        else {"label": q.parameter.label, "integer": q.parameter.integer},
-                    }
-                    for q in questions_for(name)
-                ],
-            }
-            for name in CLASS_WIDGETS
-        ],
-    }
-    if phase == "waiting" and not room.get("widget"):
-        return view
-    view.update(_round_fields(code, room, prefix))
-    view["query"] = room.get("query", "")
-    question = view.get("question") or {}
-    if phase in ("voting", "closing"):
-        view["votes"] = histogram.summary(votes.values(), bool(question.get("integer")))
-        view["votes"].pop("median")  # the class median is shown with the answer
-    if room.get("result"):
-        view["result"] = json.loads(room["result"])
-        view["answer"] = float(room["answer"])
-        view["unlocked"] = room.get("unlocked") == "1"
-    return view

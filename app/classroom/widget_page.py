@@ -18,8 +18,8 @@ import panel as pn
 
 from .codes import normalize_code
 from .hub import Listener
-from .rooms import widget_mode
 from .service import service
+from .views import widget_mode
 
 log = logging.getLogger("overlap-lab.classroom")
 

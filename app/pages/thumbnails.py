@@ -1,28 +1,29 @@
 """A small picture of each widget for the index, drawn on the server from its default state.
 
-Each picture is an SVG of the default model's result: the queue's length over
-its run, or each lane's intervals (backward per layer, every all-reduce on the
-link) coloured by bucket. It is made once per process and inlined in the
-index, so it costs a page nothing and loads from nowhere.
+What a picture shows comes from the widget (its registry entry names it: the
+queue's length over its run, or each lane's intervals coloured by bucket);
+this draws it as an SVG in the pages' colours. It is made once per process and
+inlined in the index, so it costs a page nothing and loads from nowhere.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
+
+from widgets.common.picture import Lanes, Line, Picture, Span
+from widgets.registry import WIDGETS
 
 from . import theme
 
 WIDTH, HEIGHT = 320, 120
 PAD = 8
 
-Lane = tuple[str, Sequence[tuple[float, float, int]]]
 
-
-def lanes_svg(title: str, lanes: Sequence[Lane]) -> str:
+def lanes_svg(title: str, lanes: Sequence[tuple[str, Sequence[Span]]]) -> str:
     """Intervals on lanes: ``(start, end, colour index)``, scaled to the picture."""
     ends = [e for _, spans in lanes for _, e, _ in spans]
     starts = [s for _, spans in lanes for s, _, _ in spans]
@@ -68,74 +69,18 @@ def _svg(title: str, body: str) -> str:
     )
 
 
-def spans(starts, ends, colours) -> list[tuple[float, float, int]]:
-    """Intervals from parallel arrays; ``colours`` is one index for all, or one per interval."""
-    starts, ends = np.asarray(starts, float), np.asarray(ends, float)
-    colours = np.broadcast_to(np.asarray(colours, int), starts.shape)
-    return [(float(a), float(b), int(c)) for a, b, c in zip(starts, ends, colours, strict=True)]
-
-
-def _queue_lab() -> str:
-    from widgets.model.fluid_queue import FluidQueue
-
-    q = FluidQueue()
-    xs, ys = q.series.vertices(q.run_horizon())
-    return line_svg("The queue's length over a run: it drains, then stays empty", xs, ys)
-
-
-def _bucket_timeline() -> str:
-    from widgets.model.buckets import BucketConfig, step_schedule
-
-    s = step_schedule(BucketConfig())
-    buckets = np.arange(len(s.bucket_start))
-    return lanes_svg(
-        "Backward by layer above, each bucket's all-reduce on the link below",
-        [
-            ("Backward", spans(s.layer_backward_start, s.layer_ready, s.layer_bucket)),
-            ("Link", spans(s.bucket_start, s.bucket_end, buckets)),
-        ],
-    )
-
-
-def _ranks() -> str:
-    from widgets.model.ranks_view import RanksConfig
-
-    s = RanksConfig().result().schedule
-    lanes: list[Lane] = [
-        (f"Rank {r}", spans(s.layer_start[r], s.layer_ready[r], s.layer_bucket))
-        for r in range(len(s.layer_start))
-    ]
-    lanes.append(("Link", spans(s.bucket_start, s.bucket_end, np.arange(len(s.bucket_start)))))
-    return lanes_svg("Every rank's backward, and the link every bucket waits for", lanes)
-
-
-def _trace() -> str:
-    from widgets.trace_viewer.model import TraceViewConfig
-
-    r = TraceViewConfig().result()
-    lanes: list[Lane] = []
-    for rank in range(len(r.layer_start)):
-        buckets = np.arange(1, r.bucket_issue.shape[1] + 1)
-        lanes.append((f"Rank {rank} layers", spans(r.layer_start[rank], r.layer_end[rank], 0)))
-        lanes.append(
-            (
-                f"Rank {rank} all-reduces",
-                spans(r.bucket_issue[rank], r.bucket_complete[rank], buckets),
-            )
-        )
-    return lanes_svg("A recorded run: each rank's layers and all-reduces", lanes)
-
-
-DRAWERS: dict[str, Callable[[], str]] = {
-    "queue-lab": _queue_lab,
-    "bucket-timeline": _bucket_timeline,
-    "ranks": _ranks,
-    "trace": _trace,
-}
+def picture_svg(picture: Picture) -> str:
+    """A widget's picture as an SVG."""
+    if isinstance(picture, Line):
+        return line_svg(picture.title, picture.xs, picture.ys)
+    if isinstance(picture, Lanes):
+        return lanes_svg(picture.title, picture.lanes)
+    raise TypeError(f"not a picture: {picture!r}")
 
 
 @cache
 def thumbnail(name: str) -> str:
     """The picture of widget ``name`` (made once per process), or "" for a widget without one."""
-    drawer = DRAWERS.get(name)
-    return drawer() if drawer else ""
+    spec = WIDGETS.get(name)
+    picture = spec.picture() if spec is not None else None
+    return picture_svg(picture) if picture is not None else ""

@@ -1,7 +1,8 @@
 """The few Panel and Bokeh internals overlap-lab relies on, each in one place, for a stated reason.
 
-Nothing else in the project imports a private name of Panel or Bokeh or reads
-a private attribute: it calls one of these functions. Each is exercised by
+Nothing else in the product imports a private name of Panel or Bokeh or reads
+a private attribute: it calls one of these functions (the benchmarks' own
+are in ``bench/panel_internals.py``). Each is exercised by
 ``tests/app/test_panel_internals.py`` against the installed versions, so an
 upgrade (``pyproject.toml`` pins Panel 1.9 and Bokeh 3.9) that moves one fails
 a test that names it, not a page in a classroom.
@@ -100,45 +101,6 @@ def component_resources_handler() -> tuple[str, type]:
     from panel.io.server import ComponentResourceHandler
 
     return f"/{COMPONENT_PATH}(.*)", ComponentResourceHandler
-
-
-def views_of(doc: Any) -> list[Any]:
-    """The Panel objects rendered into ``doc`` (the benchmarks count a page's parts).
-
-    Why: Panel records each rendered view in a private registry and has no
-    public way to list a document's.
-    """
-    from panel.io.state import state
-
-    return [pane for pane, _root, vdoc, _comm in list(state._views.values()) if vdoc is doc]
-
-
-def build_session_page(session: Any, resources: Any) -> str:
-    """The HTML page Panel serves for ``session`` (the benchmarks time this stage alone).
-
-    Why: Panel renders a session's page inside its request handler; this is
-    the function it calls, which Panel does not export.
-    """
-    from panel.io.server import server_html_page_for_session
-
-    doc = session.document
-    return server_html_page_for_session(
-        session,
-        resources=resources,
-        title=doc.title,
-        token=session.token,
-        template=doc.template,
-        template_variables=doc.template_variables,
-    )
-
-
-def tornado_application(server: Any) -> Any:
-    """The ``BokehTornado`` application of a Bokeh ``Server`` made by ``pn.serve(start=False)``.
-
-    Why: the session benchmarks build sessions of a route directly from its
-    application context, which only the Tornado application lists.
-    """
-    return server._tornado
 
 
 def per_app_route_patterns() -> list[tuple[str, type]]:

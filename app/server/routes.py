@@ -118,7 +118,7 @@ def build_routes() -> dict[str, object]:
     course = list(lessons.values())
     for name, lesson in lessons.items():
         routes[f"lessons/{name}"] = _session(lambda lesson=lesson: lesson_route(lesson, course))
-    from app.classroom.rooms import CLASS_WIDGETS
+    from app.classroom.questions import CLASS_WIDGETS
     from app.classroom.widget_page import class_widget_page
 
     for name in CLASS_WIDGETS:  # a class round's widget, in a learner's page

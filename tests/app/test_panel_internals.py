@@ -1,8 +1,9 @@
 """Each Panel or Bokeh internal the product relies on still does what it is used for.
 
-Every function of :mod:`app.server.panel_internals` has a test here against the
-installed Panel and Bokeh, so an upgrade that moves one fails by name; and no
-module outside it reaches a private name of either library.
+Every function of :mod:`app.server.panel_internals` (and of the benchmarks'
+:mod:`bench.panel_internals`) has a test here against the installed Panel and
+Bokeh, so an upgrade that moves one fails by name; and no module outside them
+reaches a private name of either library.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from bokeh.document import Document
 from panel.io.state import set_curdoc
 
 from app.server import panel_internals as internals
+from bench import panel_internals as bench_internals
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN_CODE = ("app", "widgets", "lessons", "traces", "bench", "tools")
-FENCE = ROOT / "app" / "server" / "panel_internals.py"
+FENCES = (ROOT / "app" / "server" / "panel_internals.py", ROOT / "bench" / "panel_internals.py")
 #: Our own private names that code outside a class may reach (not Panel's or Bokeh's).
 OWN_PRIVATE_OK = {"_SubParsersAction", "_exit"}
 
@@ -62,11 +64,11 @@ def private_uses(source: str) -> list[str]:
     return found
 
 
-def test_no_module_outside_the_fence_reaches_a_private_name() -> None:
+def test_no_module_outside_the_fences_reaches_a_private_name() -> None:
     offenders = {}
     for package in OWN_CODE:
         for path in sorted((ROOT / package).rglob("*.py")):
-            if path == FENCE:
+            if path in FENCES:
                 continue
             uses = private_uses(path.read_text(encoding="utf-8"))
             if uses:
@@ -99,9 +101,9 @@ def test_views_of_lists_a_documents_panel_objects_and_destroy_document_releases_
     doc = Document()
     column = pn.Column(pn.pane.Markdown("one"))
     _render(doc, column)
-    assert column in internals.views_of(doc)
+    assert column in bench_internals.views_of(doc)
     internals.destroy_document(doc)
-    assert internals.views_of(doc) == []
+    assert bench_internals.views_of(doc) == []
     assert column._models == {}  # Panel's own record of its Bokeh models, released
 
 
@@ -125,7 +127,7 @@ def served_session(unstarted_server):
     from bokeh.util.token import generate_jwt_token, generate_session_id
     from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
 
-    context = internals.tornado_application(unstarted_server).applications["/one"]
+    context = bench_internals.tornado_application(unstarted_server).applications["/one"]
     session_id = generate_session_id()
     request = HTTPServerRequest(
         start_line=RequestStartLine("GET", "/one", "HTTP/1.1"),
@@ -208,21 +210,31 @@ def test_component_resources_handler_is_panels_route() -> None:
 
 
 def test_tornado_application_lists_the_routes(unstarted_server) -> None:
-    tornado = internals.tornado_application(unstarted_server)
+    tornado = bench_internals.tornado_application(unstarted_server)
     assert "/one" in tornado.applications
 
 
-def test_build_session_page_renders_a_sessions_html(unstarted_server) -> None:
+def _page_of_one(server, template=None):
+    """A new session of route ``/one`` (with ``template``) and the HTML page Panel serves for it."""
     from panel.io.resources import Resources
     from panel.io.session import generate_session
 
-    tornado = internals.tornado_application(unstarted_server)
+    tornado = bench_internals.tornado_application(server)
     session = generate_session(
         tornado.applications["/one"].application,
         payload={"arguments": {}, "headers": {"Host": "localhost"}, "cookies": {}},
     )
+    if template is not None:
+        session.document.template = template
     with set_curdoc(session.document):
-        page = internals.build_session_page(session, Resources.from_bokeh(tornado.resources()))
+        page = bench_internals.build_session_page(
+            session, Resources.from_bokeh(tornado.resources())
+        )
+    return session, page
+
+
+def test_build_session_page_renders_a_sessions_html(unstarted_server) -> None:
+    session, page = _page_of_one(unstarted_server)
     assert page.lstrip().lower().startswith("<!doctype html>")
     assert session.token in page
     internals.destroy_document(session.document)
@@ -230,19 +242,9 @@ def test_build_session_page_renders_a_sessions_html(unstarted_server) -> None:
 
 def test_page_template_environment_extends_panels_page(unstarted_server) -> None:
     """The served page template (made in that environment) renders Panel's page with ours."""
-    from panel.io.resources import Resources
-    from panel.io.session import generate_session
-
     from app.server.loading_page import LOADING_HTML, loading_template
 
-    tornado = internals.tornado_application(unstarted_server)
-    session = generate_session(
-        tornado.applications["/one"].application,
-        payload={"arguments": {}, "headers": {"Host": "localhost"}, "cookies": {}},
-    )
-    session.document.template = loading_template()
-    with set_curdoc(session.document):
-        page = internals.build_session_page(session, Resources.from_bokeh(tornado.resources()))
+    session, page = _page_of_one(unstarted_server, loading_template())
     assert 'name="viewport" content="width=device-width, initial-scale=1"' in page
     assert LOADING_HTML in page
     assert "<main>" in page and session.token in page

@@ -95,6 +95,19 @@ def test_each_picture_is_drawn_from_the_widget_default_state() -> None:
     assert thumbnail("no-such-widget") == ""
 
 
+def test_a_picture_is_drawn_to_scale_in_the_pages_colours() -> None:
+    from app.pages import theme
+    from app.pages.thumbnails import picture_svg
+    from widgets.common.picture import Lanes
+
+    # Two lanes over 0..2: each lane is (120 - 2*8) / 2 = 52 high, its bars 70 % of that
+    # (36.4) from 15 % down; one unit of time is (320 - 2*8) / 2 = 152 wide.
+    svg = picture_svg(Lanes("Two bars", [("a", [(0.0, 1.0, 0)]), ("b", [(1.0, 2.0, 1)])]))
+    assert 'aria-label="Two bars"' in svg
+    assert f'<rect x="8.0" y="15.8" width="152.0" height="36.4" fill="{theme.BLUE}"' in svg
+    assert f'<rect x="160.0" y="67.8" width="152.0" height="36.4" fill="{theme.ORANGE}"' in svg
+
+
 def test_a_lesson_renders_its_tables_and_keeps_raw_html_out() -> None:
     from app.pages.lesson_page import lesson_html
     from lessons import parse_lesson

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import json
@@ -21,12 +22,20 @@ from app.classroom.rooms import (
     NotFound,
     RateLimited,
     WrongPhase,
-    instructor_view,
-    learner_view,
 )
+from app.classroom.views import instructor_view, learner_view
 
 # Arrival 2, service 3, initial 4: the queue shrinks by 1 item/s, so it drains at 4 s.
 QUEUE = "arrival=2&service=3&initial=4"
+
+
+@contextlib.asynccontextmanager
+async def new_room(kind: str, url: str):
+    """A store of ``kind``, its rooms and one room started: ``(store, room, code, key)``."""
+    async with open_store(kind, url) as store:
+        room = Classroom(store)
+        code, key = await room.start_room(new_learner_id())
+        yield store, room, code, key
 
 
 @pytest.fixture(params=STORES)
@@ -41,9 +50,7 @@ def url(kind, request) -> str:
 
 def test_a_room_has_a_readable_code_and_a_key_kept_only_as_a_digest(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             assert len(code) == 6 and all(c in JOIN_ALPHABET for c in code)
             assert len(key) >= 40
             stored = await store.get_room(code)
@@ -58,9 +65,7 @@ def test_a_room_has_a_readable_code_and_a_key_kept_only_as_a_digest(kind, url):
 
 def test_a_full_round_one_vote_per_learner_replace_reveal_unlock_next(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             a, b, c = (new_learner_id() for _ in range(3))
             for learner in (a, b, c):
                 await room.join(code, learner)
@@ -116,9 +121,7 @@ def test_a_full_round_one_vote_per_learner_replace_reveal_unlock_next(kind, url)
 @pytest.mark.parametrize("forged", [None, "", "x", 12, ["k"], {"key": 1}, "A" * 43, "A" * 5000])
 def test_only_the_key_moves_a_room(kind, url, forged):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             learner = new_learner_id()
             for action in (
                 lambda k: room.open_round(code, k, "queue-lab", QUEUE, "drain"),
@@ -161,9 +164,7 @@ def test_only_the_key_moves_a_room(kind, url, forged):
 )
 def test_a_prediction_is_validated_with_a_message_for_its_field(kind, url, text, message):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             await room.open_round(code, key, "queue-lab", QUEUE, "drain")
             learner = new_learner_id()
             with pytest.raises(ClassError) as caught:
@@ -177,9 +178,7 @@ def test_a_prediction_is_validated_with_a_message_for_its_field(kind, url, text,
 
 def test_whole_number_questions_refuse_fractions(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (_store, room, code, key):
             await room.open_round(code, key, "ranks", "scenario=One slow rank", "defining", "0")
             learner = new_learner_id()
             with pytest.raises(ClassError, match="whole number"):
@@ -211,9 +210,7 @@ def test_a_round_that_cannot_be_asked_says_why_at_its_field(
     kind, url, widget, settings, question, parameter, field
 ):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             with pytest.raises(ClassError) as caught:
                 await room.open_round(code, key, widget, settings, question, parameter)
             assert caught.value.field == field and caught.value.message
@@ -224,9 +221,7 @@ def test_a_round_that_cannot_be_asked_says_why_at_its_field(
 
 def test_phases_refuse_actions_out_of_order(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (_store, room, code, key):
             for action in (room.reveal, room.unlock, room.next_round):
                 with pytest.raises(WrongPhase):
                     await action(code, key)
@@ -241,9 +236,7 @@ def test_phases_refuse_actions_out_of_order(kind, url):
 
 def test_votes_and_unknown_codes_are_rate_limited(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (store, room, code, key):
             await room.open_round(code, key, "queue-lab", QUEUE, "drain")
             learner = new_learner_id()
             for i in range(rooms.VOTE_LIMIT.count):
@@ -296,9 +289,7 @@ def test_a_room_expires_after_its_idle_time(kind, url):
 
 def test_two_hundred_learners_voting_at_once_are_counted_exactly(kind, url):
     async def body():
-        async with open_store(kind, url) as store:
-            room = Classroom(store)
-            code, key = await room.start_room(new_learner_id())
+        async with new_room(kind, url) as (_store, room, code, key):
             await room.open_round(code, key, "queue-lab", QUEUE, "drain")
             learners = [new_learner_id() for _ in range(200)]
             await asyncio.gather(*(room.join(code, learner) for learner in learners))
@@ -375,3 +366,26 @@ def test_answers_are_the_models_as_each_widget_computes_them():
         else:
             expected = s.result().fastest_idle_ms
         assert math.isclose(asked.answer, float(expected), rel_tol=1e-12)
+
+
+def test_class_rounds_follow_the_registry():
+    """A round may show each widget whose entry declares questions, and no other."""
+    from app.classroom.questions import CLASS_WIDGETS, questions_for
+    from app.classroom.views import widget_mode
+    from widgets.registry import WIDGETS
+
+    assert CLASS_WIDGETS == ("bucket-timeline", "queue-lab", "ranks")
+    assert WIDGETS["trace"].round_questions() is None and questions_for("trace") == []
+    assert [q.id for q in questions_for("queue-lab")] == ["drain", "length"]
+    # While voting, a chart that shows the answer at once is hidden; the queue's is not.
+    voting = {"phase": "voting", "round": "1"}
+    assert widget_mode({**voting, "widget": "bucket-timeline"}) == "hidden"
+    assert widget_mode({**voting, "widget": "ranks"}) == "hidden"
+    assert widget_mode({**voting, "widget": "queue-lab"}) == "locked"
+    with pytest.raises(ClassError, match="Pick a widget"):
+        run(_open_trace_round())
+
+
+async def _open_trace_round():
+    async with new_room("memory", "") as (_store, room, code, key):
+        await room.open_round(code, key, "trace", "", "tail")

@@ -1,0 +1,118 @@
+"""What each page of a class sees of its room: the learner's, the instructor's, the round's widget.
+
+A view is made from the room as stored; it never holds the instructor's key,
+and never says who voted what.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from widgets.registry import WIDGETS
+
+from . import histogram
+from .codes import spaced
+from .questions import CLASS_WIDGETS, questions_for, round_questions
+from .rooms import IDLE_SECONDS
+
+
+def widget_mode(room: Mapping[str, str]) -> str:
+    """How the round's widget is locked in this phase (see :mod:`app.classroom.widget_page`)."""
+    if room["phase"] in ("voting", "closing"):
+        questions = round_questions(room["widget"])
+        return "hidden" if questions is not None and questions.hides_result else "locked"
+    return "open" if room.get("unlocked") == "1" else "revealed"
+
+
+def widget_src(prefix: str, code: str, room: Mapping[str, str]) -> str:
+    """The learner's widget (an iframe): the round's settings, locked for its phase."""
+    query = room.get("query", "")
+    rest = f"room={code}&round={room['round']}&mode={widget_mode(room)}"
+    return f"{prefix}/class/{room['widget']}?{query + '&' if query else ''}{rest}"
+
+
+def _round_fields(code: str, room: Mapping[str, str], prefix: str) -> dict:
+    if not room.get("widget"):
+        return {}
+    question = json.loads(room["question"])
+    return {
+        "widget": room["widget"],
+        "title": WIDGETS[room["widget"]].title,
+        "src": widget_src(prefix, code, room),
+        "question": question,
+    }
+
+
+def learner_view(
+    code: str, room: Mapping[str, str] | None, yours: float | None, prefix: str = ""
+) -> dict:
+    """What a learner's page shows: never the key, never others' votes, the answer once revealed."""
+    if room is None or room.get("phase") == "ended":
+        return {"phase": "ended"}
+    phase = room["phase"]
+    view: dict = {"phase": phase, "round": int(room["round"])}
+    if phase == "closing":
+        view["phase"] = "voting"
+        view["closed"] = True
+    if phase in ("voting", "closing", "revealed"):
+        view.update(_round_fields(code, room, prefix))
+        view["yours"] = yours
+    if phase == "revealed":
+        view["unlocked"] = room.get("unlocked") == "1"
+        view["result"] = json.loads(room["result"])
+        view["answer"] = float(room["answer"])
+    return view
+
+
+def instructor_view(
+    code: str,
+    room: Mapping[str, str] | None,
+    votes: Mapping[str, float],
+    connected: int,
+    prefix: str = "",
+    idle_seconds: float = IDLE_SECONDS,
+) -> dict:
+    """What the instructor's page shows: counts and a histogram, never who voted what."""
+    if room is None or room.get("phase") == "ended":
+        return {"phase": "ended"}
+    phase = room["phase"]
+    view: dict = {
+        "code": code,
+        "spaced": spaced(code),
+        "phase": phase,
+        "round": int(room["round"]),
+        "connected": connected,
+        "idle_minutes": round(idle_seconds / 60),
+        "widgets": [
+            {
+                "name": name,
+                "title": WIDGETS[name].title,
+                "presets": list(WIDGETS[name].presets),
+                "questions": [
+                    {
+                        "id": q.id,
+                        "text": q.text.format(p="…"),
+                        "parameter": None
+                        if q.parameter is None
+                        else {"label": q.parameter.label, "integer": q.parameter.integer},
+                    }
+                    for q in questions_for(name)
+                ],
+            }
+            for name in CLASS_WIDGETS
+        ],
+    }
+    if phase == "waiting" and not room.get("widget"):
+        return view
+    view.update(_round_fields(code, room, prefix))
+    view["query"] = room.get("query", "")
+    question = view.get("question") or {}
+    if phase in ("voting", "closing"):
+        view["votes"] = histogram.summary(votes.values(), bool(question.get("integer")))
+        view["votes"].pop("median")  # the class median is shown with the answer
+    if room.get("result"):
+        view["result"] = json.loads(room["result"])
+        view["answer"] = float(room["answer"])
+        view["unlocked"] = room.get("unlocked") == "1"
+    return view
