@@ -13,6 +13,7 @@ from dataclasses import fields
 import numpy as np
 
 from traces import error_pct, measure, summarize
+from widgets.bucket_timeline.model import PRESETS, TimelineSettings
 from widgets.model import buckets
 from widgets.model.fluid_queue import FluidQueue, Segment
 from widgets.model.ranks_view import SCENARIO_SETTINGS, RanksConfig, sweep_layers_per_bucket
@@ -33,21 +34,13 @@ def apply_settings(widget: str, state: dict[str, object], settings: dict) -> dic
         return {**SCENARIO_SETTINGS[settings["scenario"]], **settings}
     if widget != BUCKETS:
         return {**state, **settings}
-    preset = settings.pop("preset", None)
-    out = dict(buckets.PRESETS[preset]) if preset is not None else dict(state)
-    if "backward_ms" in settings:
-        out["layer_backward_ms"] = None
-    if "grad_mb" in settings:
-        out["layer_grad_mb"] = None
-    return {**out, **settings}
+    return PRESETS.loaded(state, settings)
 
 
 def start_state(widget: str, settings: dict[str, object]) -> dict[str, object]:
     """The model settings a widget directive with these settings starts from."""
     if widget == BUCKETS:
-        settings = dict(settings)
-        preset = settings.pop("preset", "Overlap works")
-        return apply_settings(widget, {}, {"preset": preset, **settings})
+        return apply_settings(widget, {}, {"preset": PRESETS.default, **settings})
     if widget == RANKS:
         scenario = settings.get("scenario", RanksConfig.param.scenario.default)
         return apply_settings(widget, {}, {"scenario": scenario, **settings})
@@ -61,7 +54,7 @@ def names(widget: str, settings: dict[str, object]) -> dict[str, object]:
 
 
 def _bucket_names(settings: dict[str, object]) -> dict[str, object]:
-    config = buckets.BucketConfig(**settings)
+    config = TimelineSettings(**settings)
     schedule = buckets.step_schedule(config)
     sweep = (
         buckets.sweep_byte_caps(config)

@@ -21,6 +21,7 @@ from pagekit import TIMEOUT, animation_frames, button, enter, field, readout
 from playwright.sync_api import Page, expect
 
 from lessons import Experiment, Question, WidgetBlock, load_lessons
+from widgets.bucket_timeline.model import PRESETS, TimelineSettings
 from widgets.common.formatting import (
     COUNT,
     ITEMS,
@@ -29,7 +30,7 @@ from widgets.common.formatting import (
     PERCENT,
     plain_number,
 )
-from widgets.model.buckets import PRESETS, BucketConfig, step_schedule
+from widgets.model.buckets import step_schedule
 from widgets.registry import WIDGETS
 
 LOAD_TIMEOUT = 30_000  # ms, for a page (or an embed) to come up
@@ -72,7 +73,7 @@ def starts(text: str) -> re.Pattern:
 
 def bucket_readouts(settings: dict) -> dict[str, str]:
     """What each schedule readout of the bucket timeline starts with for these settings."""
-    s = step_schedule(BucketConfig(**settings))
+    s = step_schedule(TimelineSettings(**settings))
     return {
         "Backward end": MILLISECONDS(s.backward_end),
         "Communication end": MILLISECONDS(s.comm_end),

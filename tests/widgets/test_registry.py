@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from widgets.bucket_timeline.model import TimelineSettings
 from widgets.model.buckets import BucketConfig
 from widgets.model.fluid_queue import FluidQueue
 from widgets.registry import WIDGETS, WidgetSpec
@@ -23,7 +24,7 @@ def test_the_table() -> None:
     assert [spec.name for spec in WIDGETS.values()] == list(WIDGETS)
     assert QUEUE.title == "Fluid queue lab"
     assert BUCKETS.title == "Bucket timeline"
-    assert QUEUE.settings is FluidQueue and BUCKETS.settings is BucketConfig
+    assert QUEUE.settings is FluidQueue and BUCKETS.settings is TimelineSettings
     assert QUEUE.presets == {} and next(iter(BUCKETS.presets)) == "Overlap works"
 
 

@@ -92,7 +92,7 @@ class NamedConfigurations(Mapping[str, Mapping[str, Any]]):
         """One sentence on what the name shows."""
         return self._descriptions[name]
 
-    def values(self, name: str, **overrides: Any) -> dict[str, Any]:
+    def values_of(self, name: str, **overrides: Any) -> dict[str, Any]:
         """Every parameter of ``name``, then ``overrides`` (dropping what they replace)."""
         values = dict(self[name])
         values.update({self.replaces[k]: None for k in overrides if k in self.replaces})
@@ -101,7 +101,7 @@ class NamedConfigurations(Mapping[str, Mapping[str, Any]]):
     def load(self, name: str | None = None, **overrides: Any) -> param.Parameterized:
         """New settings set to ``name`` (by default the class's own), then ``overrides``."""
         return self.settings_class(
-            **self.values(self.default if name is None else name, **overrides)
+            **self.values_of(self.default if name is None else name, **overrides)
         )
 
     def loaded(self, current: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,7 +109,7 @@ class NamedConfigurations(Mapping[str, Mapping[str, Any]]):
         every other parameter to the name's first; without one they go on top of ``current``."""
         settings = dict(settings)
         if self.key in settings:
-            return self.values(settings.pop(self.key), **settings)
+            return self.values_of(settings.pop(self.key), **settings)
         dropped = {self.replaces[k]: None for k in settings if k in self.replaces}
         return {**current, **dropped, **settings}
 
