@@ -98,7 +98,7 @@ def _bucket_timeline() -> str:
 
 
 def _ranks() -> str:
-    from widgets.model.ranks_view import RanksConfig
+    from widgets.many_ranks.model import RanksConfig
 
     s = RanksConfig().result().schedule
     lanes: list[Lane] = [

@@ -27,7 +27,8 @@ VIEWS = (
     [
         # The numbers: numpy and param only.
         "widgets.model.buckets, widgets.model.fluid_queue, widgets.model.timeline, "
-        "widgets.model.settings, widgets.model.ranks, widgets.model.ranks_view",
+        "widgets.model.settings, widgets.model.ranks, widgets.model.named, "
+        "widgets.many_ranks.model, widgets.many_ranks.result, widgets.bucket_timeline.model",
         # The trace package: format, import, fit and the trace view's numbers (torch: never).
         "traces, widgets.trace_viewer.model, widgets.trace_viewer.text, "
         "traces.upload, traces.profiler, "

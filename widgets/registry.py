@@ -17,9 +17,9 @@ import param
 
 from .bucket_timeline.model import PRESETS, TimelineSettings
 from .common.formatting import plain_number
+from .many_ranks.model import SCENARIOS, RanksConfig
 from .model.fluid_queue import FluidQueue
 from .model.named import NamedConfigurations
-from .model.ranks_view import RanksConfig
 from .model.settings import setting_names
 from .trace_viewer.model import TraceViewConfig
 from .url_state import settings_from_query
@@ -129,6 +129,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "readiness, what a timer sees, when overlap slows compute, and when ranks disagree.",
             RanksConfig,
             "many_ranks.component:RanksView",
+            SCENARIOS,
         ),
         WidgetSpec(
             "trace",

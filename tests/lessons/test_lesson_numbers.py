@@ -25,8 +25,8 @@ from lessons.check import main as check_main
 from lessons.numbers import as_printed, check_lesson, count_checked, printed_numbers
 from widgets.bucket_timeline.model import PRESETS
 from widgets.many_ranks import text as ranks_text
+from widgets.many_ranks.model import RanksConfig
 from widgets.model.buckets import step_schedule, sweep_layers_per_bucket
-from widgets.model.ranks_view import RanksConfig
 
 LESSONS = load_lessons()
 

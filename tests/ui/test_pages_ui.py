@@ -231,7 +231,7 @@ class LessonWidget:
 def ranks_readouts(settings: dict) -> dict[str, str]:
     """What each visible readout of the ranks view starts with for these settings."""
     from widgets.many_ranks import text as ranks_text
-    from widgets.model.ranks_view import RanksConfig
+    from widgets.many_ranks.model import RanksConfig
 
     r = RanksConfig(**settings).result()
     if r.schedule is None:
@@ -266,10 +266,10 @@ def _initial_settings(block: WidgetBlock) -> dict:
         }
         return {**defaults, **block.settings}
     if block.widget == "ranks":
-        from widgets.model.ranks_view import SCENARIO_SETTINGS
+        from widgets.many_ranks.model import SCENARIOS
 
         scenario = block.settings.get("scenario", "One slow rank")
-        return {**SCENARIO_SETTINGS[scenario], **block.settings}
+        return {**SCENARIOS[scenario], **block.settings}
     if block.widget == "bucket-timeline":
         settings = dict(block.settings)
         preset = settings.pop("preset", "Overlap works")
@@ -345,10 +345,10 @@ def _edit(page: Page, w: LessonWidget, context: str) -> None:
 def _apply_experiment(w: LessonWidget, block: Experiment) -> None:
     settings = dict(block.settings)
     if w.kind == "ranks":
-        from widgets.model.ranks_view import SCENARIO_SETTINGS
+        from widgets.many_ranks.model import SCENARIOS
 
         scenario = settings.get("scenario")
-        base = dict(SCENARIO_SETTINGS[scenario]) if scenario else dict(w.settings)
+        base = dict(SCENARIOS[scenario]) if scenario else dict(w.settings)
         w.settings = {**base, **settings}
     elif w.kind == "bucket-timeline":
         preset = settings.pop("preset", None)

@@ -22,16 +22,10 @@ import numpy as np
 from ..common.component import WidgetComponent
 from ..common.formatting import layer_span
 from ..common.parsing import parse_setting
-from ..model.ranks_view import (
-    SCENARIO_DESCRIPTIONS,
-    SCENARIO_SETTINGS,
-    RanksConfig,
-    RanksResult,
-    sweep_layers_per_bucket,
-)
-from ..model.settings import setting_names
 from ..model.timeline import Clock
 from . import text
+from .model import SCENARIOS, RanksConfig, sweep_layers_per_bucket
+from .result import RanksResult
 
 HERE = Path(__file__).resolve().parent
 
@@ -49,9 +43,8 @@ class RanksView(WidgetComponent):
     entry = HERE / "many_ranks.js"
     _bundle = HERE / "many_ranks.bundle.js"
 
-    def make_settings(self, **settings) -> RanksConfig:
-        scenario = settings.get("scenario", RanksConfig.param.scenario.default)
-        return RanksConfig.from_scenario(scenario, **settings)
+    def make_settings(self, scenario: str | None = None, **settings) -> RanksConfig:
+        return SCENARIOS.load(scenario, **settings)
 
     def make_clock(self) -> Clock:
         return Clock(horizon=1.0, step_size=1.0)
@@ -74,24 +67,11 @@ class RanksView(WidgetComponent):
 
     def apply(self, note: str = "", **settings) -> None:
         """Load a scenario's settings (if one is given), then these, as a new experiment."""
-        if "scenario" in settings:
-            settings = {**SCENARIO_SETTINGS[settings["scenario"]], **settings}
-        super().apply(note=note, **settings)
-
-    def changed(self) -> list[str]:
-        """The settings that differ from the scenario's own, in declaration order."""
-        base = SCENARIO_SETTINGS[self.settings.scenario]
-        return [
-            name
-            for name in setting_names(self.settings)
-            if name != "scenario" and getattr(self.settings, name) != base[name]
-        ]
+        super().apply(note=note, **SCENARIOS.loaded({}, settings))
 
     def settings_values(self) -> dict[str, object]:
-        """A link's settings: the scenario, then only what differs from it."""
-        values: dict[str, object] = {"scenario": self.settings.scenario}
-        values.update({name: getattr(self.settings, name) for name in self.changed()})
-        return values
+        """What a link carries: the scenario and only the settings changed from it."""
+        return SCENARIOS.link_values(self.settings)
 
     # -- the model's result ------------------------------------------------------------
 
@@ -113,14 +93,13 @@ class RanksView(WidgetComponent):
 
     def _build_state(self) -> dict:
         r = self.result
-        changed = self.changed()
-        labels = [_lower_first(self.settings.param[n].label) for n in changed]
+        name = self.settings.scenario
         state = {
             "scenario": {
-                "name": self.settings.scenario,
-                "description": SCENARIO_DESCRIPTIONS[self.settings.scenario],
-                "changed": changed,
-                "title": text.scenario_name(self.settings.scenario, labels),
+                "name": name,
+                "description": SCENARIOS.description(name),
+                "changed": SCENARIOS.changed(self.settings),
+                "title": text.scenario_name(name, SCENARIOS.changed_labels(self.settings)),
             },
             "timed": r.schedule is not None,
             "horizon": float(self.clock.horizon),
@@ -155,10 +134,6 @@ class RanksView(WidgetComponent):
             "best": int(sw.setting[best]),
             "best_step_ms": _num(sw.step_time[best]),
         }
-
-
-def _lower_first(label: str) -> str:
-    return label[:1].lower() + label[1:]
 
 
 #: Decimals kept in the state (ms to the nanosecond): the page is sent short numbers.
