@@ -74,20 +74,13 @@ class RanksConfig(param.Parameterized):
         doc="How many ranks the timeline draws, each with its own backward.",
         metadata=setting("ranks"),
     )
-    ranks = param.Integer(
-        default=8,
-        bounds=(2, 4096),
-        label="Ring ranks",
+    ranks = step_settings.ranks(
+        "Ring ranks",
         doc="Ranks in the ring all-reduce, which sets each transfer's cost; the drawn "
         "ranks are the first of them (never fewer than the drawn ranks).",
-        metadata=setting("ranks"),
     )
-    n_layers = param.Integer(
-        default=12,
-        bounds=(2, MAX_LAYERS),
-        label="Layers",
-        doc="Number of layers; backward runs from the last to the first.",
-        metadata=setting("layers"),
+    n_layers = step_settings.n_layers(
+        MAX_LAYERS, 2, doc="Number of layers; backward runs from the last to the first."
     )
     layers_per_bucket = step_settings.layers_per_bucket(MAX_LAYERS)
     backward_ms = step_settings.backward_ms(
@@ -96,13 +89,11 @@ class RanksConfig(param.Parameterized):
     grad_mb = step_settings.grad_mb()
     bandwidth = step_settings.bandwidth()
     latency_ms = step_settings.latency_ms()
-    enqueue_ms = param.Number(
-        default=0.05,
-        bounds=(0.0, 100.0),
-        label="Host enqueue cost",
+    enqueue_ms = step_settings.enqueue_ms(
+        0.05,
+        "Host enqueue cost",
         doc="Host time to launch one collective, in ms: the call returns after this, "
         "long before the collective completes.",
-        metadata=setting("ms"),
     )
     contention = param.Number(
         default=0.0,
