@@ -49,7 +49,8 @@ import param
 from ..model import step_settings
 from ..model.buckets import BucketConfig, assign_by_count, ring_allreduce_ms
 from ..model.named import NamedConfigurations
-from ..model.ranks import RankSchedule, rank_schedule
+from ..model.rank_schedule import RankSchedule
+from ..model.ranks import rank_schedule
 from ..model.settings import setting
 from .result import Collective, Disagreement, RanksResult, RanksSweep
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.ranks import RankSchedule
+from ..model.rank_schedule import RankSchedule
 
 
 @dataclass(frozen=True)
