@@ -38,7 +38,7 @@ VIEWS = (
         "lessons, lessons.check, widgets.registry",
         # URL settings and text parsing are plain Python.
         "widgets.url_state, widgets.common.parsing, widgets.common.formatting, "
-        "widgets.common.fields, widgets.common.bundles",
+        "widgets.common.fields, widgets.common.bundles, widgets.common.state_numbers",
     ],
 )
 def test_imports_no_view_library(modules: str) -> None:

@@ -21,6 +21,7 @@ import param
 
 from ..common.component import WidgetComponent
 from ..common.formatting import plain_number
+from ..common.state_numbers import state_number, state_numbers
 from ..model.buckets import (
     IntervalKind,
     Lane,
@@ -53,12 +54,6 @@ LANE_ROW = {
 }
 #: What a bar is, as the state names it: each bar sends its kind's index in this list.
 BAR_KINDS = [str(k) for k in IntervalKind if k != IntervalKind.EXPOSED]
-#: Numbers in the state are rounded to this many decimals of a millisecond (a nanosecond).
-DECIMALS = 6
-
-
-def _round(values) -> list[float]:
-    return [round(float(v), DECIMALS) for v in values]
 
 
 class BucketTimeline(WidgetComponent):
@@ -143,8 +138,8 @@ class BucketTimeline(WidgetComponent):
             "lanes": LANES,
             "bar_kinds": BAR_KINDS,
             "bars": {
-                "start": _round(iv.start[bars]),
-                "end": _round(iv.end[bars]),
+                "start": state_numbers(iv.start[bars]),
+                "end": state_numbers(iv.end[bars]),
                 "kind": [BAR_KINDS.index(k) for k in iv.kind[bars]],
                 "lane": [LANE_ROW[lane] for lane in iv.lane[bars]],
                 "bucket": [int(b) for b in iv.bucket[bars]],
@@ -154,7 +149,7 @@ class BucketTimeline(WidgetComponent):
             "marks": dict(
                 zip(
                     ("backward_end", "comm_end", "optimizer_start", "tail"),
-                    _round([s.backward_end, s.comm_end, s.optimizer_start, s.exposed_tail]),
+                    state_numbers([s.backward_end, s.comm_end, s.optimizer_start, s.exposed_tail]),
                     strict=True,
                 )
             ),
@@ -163,8 +158,8 @@ class BucketTimeline(WidgetComponent):
             "regime": {"kind": str(s.regime.kind), "lead": lead, "text": explanation},
             "curve": {
                 "x": [int(x) for x in sw.setting],
-                "step": _round(sw.step_time),
-                "tail": _round(sw.exposed_tail),
+                "step": state_numbers(sw.step_time),
+                "tail": state_numbers(sw.exposed_tail),
                 "buckets": [int(n) for n in sw.n_buckets],
             },
             "sweep": {
@@ -220,13 +215,13 @@ class BucketTimeline(WidgetComponent):
                 [
                     str(label),
                     row_lane,
-                    round(float(a), DECIMALS),
-                    round(float(b), DECIMALS),
+                    state_number(a),
+                    state_number(b),
                     int(bucket) if bucket >= 0 else None,
-                    None if size is None else round(size, DECIMALS),
-                    None if ready is None else round(ready, DECIMALS),
-                    None if link_wait is None else round(link_wait, DECIMALS),
-                    None if order_wait is None else round(order_wait, DECIMALS),
+                    None if size is None else state_number(size),
+                    None if ready is None else state_number(ready),
+                    None if link_wait is None else state_number(link_wait),
+                    None if order_wait is None else state_number(order_wait),
                 ]
             )
         return {

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..common.component import WidgetComponent
 from ..common.formatting import ITEMS, ITEMS_PER_SECOND, SECONDS
+from ..common.state_numbers import state_numbers
 from ..model.fluid_queue import Drain, DrainStatus, FluidQueue, PredictionCheck
 from ..model.timeline import Clock
 
@@ -57,8 +58,8 @@ class QueueLab(WidgetComponent):
         drain = model.drain()
         return {
             "horizon": clock.horizon,
-            "run": {"x": _numbers(xs), "y": _numbers(ys)},
-            "edits": {"x": _numbers(starts), "y": _numbers(model.length_at(starts))},
+            "run": {"x": state_numbers(xs), "y": state_numbers(ys)},
+            "edits": {"x": state_numbers(starts), "y": state_numbers(model.length_at(starts))},
             "now": {"t": clock.now(), "length": model.length()},
             "segment": {
                 "start": seg.start,
@@ -119,10 +120,6 @@ class QueueLab(WidgetComponent):
             parts.append(f"The rates changed {edits} time{'s' if edits > 1 else ''} in this run.")
         parts.append(f"The run ends at {SECONDS(self.clock.horizon)}.")
         return " ".join(parts)
-
-
-def _numbers(values) -> list[float]:
-    return [float(v) for v in values]
 
 
 def _check(check: PredictionCheck | None, missing: str) -> dict | None:
