@@ -13,6 +13,7 @@ EXPECTED = {
     "n_layers": ("Layers", "layers", (1, 64)),
     "ranks": ("Ranks", "ranks", (2, 4096)),
     "enqueue_ms": ("Host enqueue time", "ms", (0.0, 100.0)),
+    "slowdown_pct": ("Straggler slowdown", "%", (0.0, 500.0)),
     "layers_per_bucket": ("Layers per bucket", "layers", (1, 12)),
     "backward_ms": ("Backward time per layer", "ms", (0.01, 1000.0)),
     "grad_mb": ("Gradient size per layer", "MB", (0.001, 100000.0)),
@@ -51,6 +52,7 @@ def test_defaults_and_sharper_docs_are_the_models_own() -> None:
     assert step_settings.ranks("Ring ranks").label == "Ring ranks"
     assert step_settings.enqueue_ms(0.05, "Host enqueue cost").default == 0.05
     assert step_settings.enqueue_ms(label="Host enqueue cost").label == "Host enqueue cost"
+    assert step_settings.slowdown_pct(50.0, "Slowdown").default == 50.0
 
 
 def test_a_hidden_layer_count_is_no_setting() -> None:

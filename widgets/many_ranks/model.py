@@ -104,13 +104,11 @@ class RanksConfig(param.Parameterized):
         "(communication takes compute units on a GPU, cores on a CPU).",
         metadata=setting("", hint="0 to 10; 1 halves backward speed during a transfer"),
     )
-    slowdown_pct = param.Number(
-        default=50.0,
-        bounds=(0.0, 500.0),
-        label="Slowdown",
+    slowdown_pct = step_settings.slowdown_pct(
+        50.0,
+        "Slowdown",
         doc="How much slower a straggler's backward is, in %: rank 0's in One slow rank "
         "(rank 1's is twice this in Two partial stragglers); the largest jitter.",
-        metadata=setting("%"),
     )
     delay_ms = param.Number(
         default=6.0,

@@ -1,7 +1,7 @@
 """Settings every model of one training step shares, declared once.
 
 The bucket timeline and the many-ranks view both have layers, a backward time
-per layer, a gradient size, a ring of ranks, a link, a host enqueue cost and
+per layer, a gradient size, a ring of ranks, a straggler's slowdown, a link, a host enqueue cost and
 the rest of the step. Each declaration lives here, so a bound or a unit is the
 same on every page; a model may give its own default, a sharper doc, or (where
 its page has long named the control so) its own label.
@@ -50,6 +50,21 @@ def enqueue_ms(
         or "Host time to issue one collective, in ms; buckets are issued one after another "
         "in bucket order.",
         metadata=setting("ms"),
+    )
+
+
+def slowdown_pct(
+    default: float = 0.0, label: str = "Straggler slowdown", doc: str | None = None
+) -> param.Number:
+    """How much slower a straggler's backward is."""
+    return param.Number(
+        default=default,
+        bounds=(0.0, 500.0),
+        label=label,
+        doc=doc
+        or "How much slower one rank's backward is, in %. Every rank needs every "
+        "gradient, so that rank decides when each layer is ready.",
+        metadata=setting("%"),
     )
 
 

@@ -48,14 +48,7 @@ class BucketConfig(param.Parameterized):
     bandwidth = step_settings.bandwidth()
     latency_ms = step_settings.latency_ms()
     ranks = step_settings.ranks()
-    straggler_pct = param.Number(
-        default=0.0,
-        bounds=(0.0, 500.0),
-        label="Straggler slowdown",
-        doc="How much slower one rank's backward is, in %. Every rank needs every "
-        "gradient, so that rank decides when each layer is ready.",
-        metadata=setting("%"),
-    )
+    straggler_pct = step_settings.slowdown_pct()
     bucket_cap_mb = param.Number(
         default=None,
         allow_None=True,
