@@ -35,6 +35,17 @@ def test_keys_are_preset_then_the_settings_in_declaration_order() -> None:
     assert "n_layers" not in BUCKETS.keys  # declared, but not a user-facing setting
 
 
+def test_named_configurations_are_registered_with_their_widget() -> None:
+    ranks = WIDGETS["ranks"]
+    assert BUCKETS.named.key == "preset" and BUCKETS.named.settings_class is TimelineSettings
+    assert ranks.named.key == "scenario" and ranks.named.settings_class is ranks.settings
+    assert list(ranks.named)[:2] == ["One slow rank", "Two partial stragglers"]
+    # The scenario is a setting, so its key is listed once, where it is declared; the
+    # class page's preset list (``presets``) holds only names a ``preset`` key loads.
+    assert ranks.keys.count("scenario") == 1 and "preset" not in ranks.keys
+    assert ranks.presets == {} and QUEUE.named is None
+
+
 def test_settings_from_query_values_and_notices() -> None:
     values, notices = settings_from_query(
         FluidQueue,
