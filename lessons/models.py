@@ -13,9 +13,11 @@ from dataclasses import fields
 import numpy as np
 
 from traces import error_pct, measure, summarize
+from widgets.bucket_timeline.model import TimelineSettings
+from widgets.many_ranks.model import RanksConfig, sweep_layers_per_bucket
 from widgets.model import buckets
 from widgets.model.fluid_queue import FluidQueue, Segment
-from widgets.model.ranks_view import SCENARIO_SETTINGS, RanksConfig, sweep_layers_per_bucket
+from widgets.registry import WIDGETS
 from widgets.trace_viewer.model import TraceViewConfig
 
 BUCKETS, QUEUE, RANKS, TRACE = "bucket-timeline", "queue-lab", "ranks", "trace"
@@ -24,34 +26,22 @@ BUCKETS, QUEUE, RANKS, TRACE = "bucket-timeline", "queue-lab", "ranks", "trace"
 def apply_settings(widget: str, state: dict[str, object], settings: dict) -> dict[str, object]:
     """``state`` after loading ``settings`` as an experiment button does.
 
-    Bucket timeline: a ``preset`` replaces every setting first; a uniform backward
-    time or gradient size drops the preset's per-layer profile, as typing one does.
-    Ranks: a ``scenario`` replaces every setting with the scenario's first.
+    A widget's named configuration (a bucket timeline ``preset``, a ranks
+    ``scenario``) replaces every setting first; a uniform backward time or
+    gradient size drops a preset's per-layer profile, as typing one does.
     """
-    settings = dict(settings)
-    if widget == RANKS and "scenario" in settings:
-        return {**SCENARIO_SETTINGS[settings["scenario"]], **settings}
-    if widget != BUCKETS:
+    named = WIDGETS[widget].named
+    if named is None:
         return {**state, **settings}
-    preset = settings.pop("preset", None)
-    out = dict(buckets.PRESETS[preset]) if preset is not None else dict(state)
-    if "backward_ms" in settings:
-        out["layer_backward_ms"] = None
-    if "grad_mb" in settings:
-        out["layer_grad_mb"] = None
-    return {**out, **settings}
+    return named.loaded(state, settings)
 
 
 def start_state(widget: str, settings: dict[str, object]) -> dict[str, object]:
     """The model settings a widget directive with these settings starts from."""
-    if widget == BUCKETS:
-        settings = dict(settings)
-        preset = settings.pop("preset", "Overlap works")
-        return apply_settings(widget, {}, {"preset": preset, **settings})
-    if widget == RANKS:
-        scenario = settings.get("scenario", RanksConfig.param.scenario.default)
-        return apply_settings(widget, {}, {"scenario": scenario, **settings})
-    return dict(settings)
+    named = WIDGETS[widget].named
+    if named is None:
+        return dict(settings)
+    return apply_settings(widget, {}, {named.key: named.default, **settings})
 
 
 def names(widget: str, settings: dict[str, object]) -> dict[str, object]:
@@ -61,7 +51,7 @@ def names(widget: str, settings: dict[str, object]) -> dict[str, object]:
 
 
 def _bucket_names(settings: dict[str, object]) -> dict[str, object]:
-    config = buckets.BucketConfig(**settings)
+    config = TimelineSettings(**settings)
     schedule = buckets.step_schedule(config)
     sweep = (
         buckets.sweep_byte_caps(config)

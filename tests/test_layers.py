@@ -28,7 +28,8 @@ VIEWS = (
     [
         # The numbers: numpy and param only.
         "widgets.model.buckets, widgets.model.fluid_queue, widgets.model.timeline, "
-        "widgets.model.settings, widgets.model.ranks, widgets.model.ranks_view",
+        "widgets.model.settings, widgets.model.ranks, widgets.model.named, "
+        "widgets.many_ranks.model, widgets.many_ranks.result, widgets.bucket_timeline.model",
         # The trace package: format, import, fit and the trace view's numbers (torch: never).
         "traces, widgets.trace_viewer.model, widgets.trace_viewer.text, "
         "widgets.trace_viewer.state, traces.upload, traces.profiler, "
@@ -38,7 +39,7 @@ VIEWS = (
         "lessons, lessons.check, widgets.registry",
         # URL settings and text parsing are plain Python.
         "widgets.url_state, widgets.common.parsing, widgets.common.formatting, "
-        "widgets.common.fields, widgets.common.bundles",
+        "widgets.common.fields, widgets.common.bundles, widgets.common.state_numbers",
     ],
 )
 def test_imports_no_view_library(modules: str) -> None:

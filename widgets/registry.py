@@ -1,4 +1,4 @@
-"""Every widget by name: its settings, its presets and where its view lives.
+"""Every widget by name: its settings, its named configurations and where its view lives.
 
 Routes, lesson directives, share links, embed snippets, the index's pictures,
 class rounds and the parametrised tests all read this one table. A setting's
@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import param
 
+from .bucket_timeline.model import PRESETS, TimelineSettings
 from .common.formatting import plain_number
 from .common.picture import Picture
 from .common.round_questions import RoundQuestions
-from .model.buckets import PRESETS as BUCKET_PRESETS
-from .model.buckets import BucketConfig
+from .many_ranks.model import SCENARIOS, RanksConfig
 from .model.fluid_queue import FluidQueue
-from .model.ranks_view import RanksConfig
+from .model.named import NamedConfigurations
 from .model.settings import setting_names
 from .trace_viewer.model import TraceViewConfig
 from .url_state import settings_from_query
@@ -30,7 +30,8 @@ from .url_state import settings_from_query
 
 @dataclass(frozen=True)
 class WidgetSpec:
-    """One embeddable widget: a name (its route), its settings class and its view."""
+    """One embeddable widget: a name (its route), its settings class, its view and its
+    named configurations (presets or scenarios), if any."""
 
     name: str
     title: str
@@ -38,16 +39,24 @@ class WidgetSpec:
     settings: type[param.Parameterized]
     view: str
     """``"module:Class"`` of the view, under ``widgets``."""
-    presets: Mapping[str, Mapping] = field(default_factory=dict)
+    named: NamedConfigurations | None = None
     thumbnail: str = ""
     """``"module:function"`` under ``widgets``: the index's picture of the default settings."""
     class_round: str = ""
     """``"module:NAME"`` under ``widgets``: what a class round may ask (empty: no rounds)."""
 
     @property
+    def presets(self) -> Mapping[str, Mapping]:
+        """The named configurations a ``preset`` key loads (none for a widget without)."""
+        return self.named if self.named is not None and self.named.key == "preset" else {}
+
+    @property
     def keys(self) -> list[str]:
-        """The URL keys: ``preset`` (where there are presets), then every setting."""
-        return (["preset"] if self.presets else []) + setting_names(self.settings)
+        """The URL keys: the name's key where it is not a setting (``preset``), then every
+        setting."""
+        settings = setting_names(self.settings)
+        named = [] if self.named is None or self.named.key in settings else [self.named.key]
+        return named + settings
 
     def parse(
         self, query: Mapping[str, list[bytes] | list[str]]
@@ -121,9 +130,9 @@ WIDGETS: dict[str, WidgetSpec] = {
             "Bucket timeline",
             "One training step of a twelve-layer model: backward, gradient buckets, each "
             "all-reduce on the link and the exposed tail, with a sweep over bucket sizes.",
-            BucketConfig,
+            TimelineSettings,
             "bucket_timeline.component:BucketTimeline",
-            BUCKET_PRESETS,
+            PRESETS,
             thumbnail="bucket_timeline.thumbnail:picture",
             class_round="bucket_timeline.questions:ROUND",
         ),
@@ -144,6 +153,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "readiness, what a timer sees, when overlap slows compute, and when ranks disagree.",
             RanksConfig,
             "many_ranks.component:RanksView",
+            SCENARIOS,
             thumbnail="many_ranks.thumbnail:picture",
             class_round="many_ranks.questions:ROUND",
         ),

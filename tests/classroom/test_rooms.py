@@ -341,7 +341,7 @@ def test_answers_are_the_models_as_each_widget_computes_them():
     # The lesson's worked number: one layer per bucket on Overlap works leaves 7.40 ms.
     tail = ask("bucket-timeline", {"preset": "Overlap works", "layers_per_bucket": 1}, "tail")
     assert round(tail.answer, 2) == 7.40
-    # ranks_view's worked example: with no enqueue cost an on-time rank waits 16.75 ms.
+    # many_ranks.model's worked example: with no enqueue cost an on-time rank waits 16.75 ms.
     idle = ask("ranks", {"scenario": "One slow rank", "enqueue_ms": 0.0}, "idle")
     assert round(idle.answer, 2) == 16.75
     for widget, query, qid in (

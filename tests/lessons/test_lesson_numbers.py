@@ -23,9 +23,10 @@ from lessons import (
 )
 from lessons.check import main as check_main
 from lessons.numbers import as_printed, check_lesson, count_checked, printed_numbers
+from widgets.bucket_timeline.model import PRESETS
 from widgets.many_ranks import text as ranks_text
-from widgets.model.buckets import PRESETS, BucketConfig, step_schedule, sweep_layers_per_bucket
-from widgets.model.ranks_view import RanksConfig
+from widgets.many_ranks.model import RanksConfig
+from widgets.model.buckets import step_schedule, sweep_layers_per_bucket
 
 LESSONS = load_lessons()
 
@@ -212,8 +213,7 @@ def test_only_the_overlap_works_sweep_is_u_shaped() -> None:
         return bool(np.all(np.diff(step[: best + 1]) < 0) and np.all(np.diff(step[best:]) > 0))
 
     shapes = {
-        name: u_shaped(sweep_layers_per_bucket(BucketConfig(**p)).step_time)
-        for name, p in PRESETS.items()
+        name: u_shaped(sweep_layers_per_bucket(PRESETS.load(name)).step_time) for name in PRESETS
     }
     assert shapes["Overlap works"]
     assert not shapes["Latency-bound"]
@@ -221,7 +221,7 @@ def test_only_the_overlap_works_sweep_is_u_shaped() -> None:
 
 def test_no_bucketing_beats_the_traffic_floor_the_first_lesson_states() -> None:
     """Traffic exceeds compute: the tail is at least first-ready + W + one overhead - E."""
-    config = BucketConfig(**PRESETS["Traffic exceeds compute"])
+    config = PRESETS.load("Traffic exceeds compute")
     s = step_schedule(config)
     floor = s.layer_ready.min() + s.traffic_ms + s.overhead_ms / s.n_buckets - s.backward_end
     assert floor == pytest.approx(10.70)

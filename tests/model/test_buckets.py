@@ -12,10 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from widgets.bucket_timeline.model import PRESET_DESCRIPTIONS, PRESETS, TimelineSettings
 from widgets.model.buckets import (
     MB_PER_MIB,
-    PRESET_DESCRIPTIONS,
-    PRESETS,
     REGIMES,
     BucketConfig,
     Suggestion,
@@ -24,7 +23,6 @@ from widgets.model.buckets import (
     assign_by_count,
     average_rates,
     default_caps,
-    from_preset,
     layer_ready_times,
     link_schedule,
     ring_allreduce_ms,
@@ -209,7 +207,7 @@ def test_straggler_scales_ready_times_and_changes_the_tail():
 
 
 def test_embedding_layer_is_ready_last_and_sets_the_tail():
-    c = from_preset("Embedding layer")
+    c = PRESETS.load("Embedding layer")
     s = step_schedule(c)
     assert s.layer_ready[0] == s.backward_end == pytest.approx(23.0, rel=REL)  # 11*2 + 1
     assert s.layer_ready.argmax() == 0
@@ -379,47 +377,47 @@ EXPECTED_REGIMES = {
 def test_every_preset_shows_its_regime():
     assert set(PRESETS) == set(EXPECTED_REGIMES) == set(PRESET_DESCRIPTIONS)
     for name, regime in EXPECTED_REGIMES.items():
-        s = step_schedule(from_preset(name))
+        s = step_schedule(PRESETS.load(name))
         assert s.regime.kind == regime, (name, s.regime)
         assert s.regime.kind in REGIMES
 
 
 def test_presets_set_every_parameter():
-    names = {n for n in BucketConfig.param if n != "name"}
+    names = {n for n in TimelineSettings.param if n != "name"}  # the preset's name too
     for values in PRESETS.values():
         assert set(values) == names
     # applying a preset after the embedding one drops the profile
-    c = from_preset("Embedding layer")
+    c = PRESETS.load("Embedding layer")
     c.param.update(**PRESETS["Overlap works"])
     assert c.layer_grad_mb is None
 
 
 def test_preset_stories_hold():
-    overlap = step_schedule(from_preset("Overlap works"))
+    overlap = step_schedule(PRESETS.load("Overlap works"))
     assert 0 < overlap.exposed_tail < 0.3 * overlap.backward_end
     assert overlap.overlap_fraction >= 0.7
 
-    latency = from_preset("Latency-bound")
+    latency = PRESETS.load("Latency-bound")
     r = sweep_layers_per_bucket(latency)
     assert r.step_time[0] > r.step_time[2]  # 12 buckets slower than 4
 
     for name in ("Link saturated", "Fast compute: transfers queue"):
-        c = from_preset(name)
+        c = PRESETS.load(name)
         s = step_schedule(c)
         assert s.traffic_ms < s.backward_end
         assert np.all(s.bucket_link_wait[1:] > 0)
         # exposed however the layers are divided: at least a sixth of backward
         assert sweep_layers_per_bucket(c).exposed_tail.min() > s.backward_end / 6
 
-    c = from_preset("Traffic exceeds compute")
+    c = PRESETS.load("Traffic exceeds compute")
     s = step_schedule(c)
     r = sweep_layers_per_bucket(c)
     assert set(r.regime) == {"communication-bound"}
     # no bucketing hides more than E of the traffic
     assert r.exposed_tail.min() >= s.traffic_ms - s.backward_end
 
-    straggler = step_schedule(from_preset("Straggler"))
-    same = step_schedule(from_preset("Straggler", straggler_pct=0.0))
+    straggler = step_schedule(PRESETS.load("Straggler"))
+    same = step_schedule(PRESETS.load("Straggler", straggler_pct=0.0))
     assert straggler.exposed_tail < same.exposed_tail
     assert straggler.step_time > same.step_time
 

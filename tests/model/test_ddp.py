@@ -16,16 +16,15 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from widgets.bucket_timeline.model import PRESETS
 from widgets.model.buckets import (
     DDP_DEFAULT_CAP_MIB,
-    PRESETS,
     BucketConfig,
     IntervalKind,
     RegimeKind,
     TensorKind,
     bias_mb,
     cut_by_size,
-    from_preset,
     gradient_tensors,
     launch_times,
     link_schedule,
@@ -219,7 +218,7 @@ def test_a_layer_registered_first_but_ready_first_goes_last():
 
 
 def test_reordered_module_preset_by_hand():
-    s = step_schedule(from_preset("Reordered module"))
+    s = step_schedule(PRESETS.load("Reordered module"))
     # Reverse registration: 6, 12, 11 | 10, 9, 8 | 7, 5, 4 | 3, 2, 1 (3 per bucket).
     assert [sorted(b.tolist()) for b in s.bucket_layers] == [
         [6, 11, 12],
@@ -232,12 +231,12 @@ def test_reordered_module_preset_by_hand():
     assert s.bucket_waits_for.tolist() == [-1, 0, -1, -1]
     close(s.bucket_start, [14.0, 19.95, 25.9, 31.85])
     assert s.exposed_tail == pytest.approx(13.8, rel=REL)
-    rebuilt = from_preset("Reordered module", find_unused_parameters=False)
+    rebuilt = PRESETS.load("Reordered module", find_unused_parameters=False)
     assert step_schedule(rebuilt).exposed_tail == pytest.approx(5.95, rel=REL)
 
 
 def test_tied_embeddings_share_one_tensor_ready_at_the_end():
-    s = step_schedule(from_preset("Tied embeddings"))
+    s = step_schedule(PRESETS.load("Tied embeddings"))
     t = s.tensors
     (shared,) = np.flatnonzero(t.shared)
     assert t.layer[shared] == 1 and t.kind[shared] == TensorKind.WEIGHT
@@ -249,7 +248,7 @@ def test_tied_embeddings_share_one_tensor_ready_at_the_end():
     assert t.ready[head[0]] == 2.0
     assert len(t) == 23
     # Untied, the head's own 200 MB weight is ready at 2 ms and hides behind backward.
-    untied = step_schedule(from_preset("Tied embeddings", tied_embeddings=False))
+    untied = step_schedule(PRESETS.load("Tied embeddings", tied_embeddings=False))
     assert untied.traffic_ms > s.traffic_ms
     close(untied.bucket_ready[0], 6.0)
 
@@ -397,10 +396,10 @@ def test_sweeps_agree_with_single_schedules_in_every_mode(c: BucketConfig) -> No
 
 def test_every_preset_keeps_its_tensors_consistent():
     for name in PRESETS:
-        s = step_schedule(from_preset(name))
+        s = step_schedule(PRESETS.load(name))
         t = gradient_tensors(
-            from_preset(name).backward_profile(),
-            from_preset(name).size_profile(),
+            PRESETS.load(name).backward_profile(),
+            PRESETS.load(name).size_profile(),
             registration=PRESETS[name]["layer_registration"],
             tied_embeddings=PRESETS[name]["tied_embeddings"],
         )

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import event, given, settings, target
 from hypothesis import strategies as st
 
+from widgets.bucket_timeline.model import PRESETS
 from widgets.model.fluid_queue import (
     LONGEST_RUN,
     Drain,
@@ -120,9 +121,9 @@ def test_empty_queue_that_grows_never_drains() -> None:
 
 
 def test_the_bridge_from_traffic_exceeds_compute_grows_from_empty() -> None:
-    from widgets.model.buckets import average_rates, from_preset
+    from widgets.model.buckets import average_rates
 
-    arrival, service = average_rates(from_preset("Traffic exceeds compute"))
+    arrival, service = average_rates(PRESETS.load("Traffic exceeds compute"))
     # 300 MB over 12 ms of backward against 25 * 8 / 14 = 14.29 MB/ms of service.
     assert (round(arrival, 2), round(service, 2)) == (25.0, 14.29)
     q = make_queue(initial=0, arrival=round(arrival, 2), service=round(service, 2))

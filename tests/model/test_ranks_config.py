@@ -19,7 +19,7 @@ from widgets.model.ranks import rank_schedule
 from widgets.model.settings import hint_of, setting_names, unit_of
 
 # Loaded by name: the test files run against each module are chosen by explicit --tests lists.
-rv = importlib.import_module("widgets.model." + "ranks_view")
+rv = importlib.import_module("widgets.many_ranks." + "model")
 
 RanksConfig = rv.RanksConfig
 ONE_SLOW, TWO_PARTIAL, DATA_LOADING = rv.ONE_SLOW, rv.TWO_PARTIAL, rv.DATA_LOADING
@@ -90,7 +90,7 @@ def test_the_scenario_selector_declares_its_names_and_texts() -> None:
     assert hint_of(p) == "How the ranks differ; loads its settings."
     assert p.default == "One slow rank"
     assert list(p.objects) == list(NAMES)
-    assert rv.SCENARIOS == NAMES
+    assert tuple(rv.SCENARIOS) == NAMES
 
 
 def test_settings_are_the_table_in_declaration_order() -> None:
@@ -158,7 +158,7 @@ OVERRIDES = {
 @pytest.mark.parametrize("name", NAMES)
 def test_each_scenario_loads_its_settings(name: str) -> None:
     defaults = {k: row[4] for k, row in SETTINGS.items()}
-    assert rv.SCENARIO_SETTINGS[name] == {**defaults, **OVERRIDES[name], "scenario": name}
+    assert rv.SCENARIOS[name] == {**defaults, **OVERRIDES[name], "scenario": name}
 
 
 # --- scenario descriptions, each clause checked on the model ------------------------------
@@ -170,7 +170,7 @@ def description(name: str, *clauses: str) -> None:
 
 
 def test_one_slow_rank_description() -> None:
-    cfg = RanksConfig.from_scenario(ONE_SLOW)
+    cfg = rv.SCENARIOS.load(ONE_SLOW)
     work, _ = cfg.rank_work()
     s = cfg.schedule()
     # 1.8 x 1.5 = 2.7 ms on every layer of rank 0, 1.8 ms elsewhere.
@@ -188,7 +188,7 @@ def test_one_slow_rank_description() -> None:
 
 
 def test_two_partial_stragglers_description() -> None:
-    cfg = RanksConfig.from_scenario(TWO_PARTIAL)
+    cfg = rv.SCENARIOS.load(TWO_PARTIAL)
     work, _ = cfg.rank_work()
     # Index 0 is layer 1: rank 0 takes 3 ms on layers 7-12, rank 1 4 ms on layers 1-6.
     close(work[0], [2.0] * 6 + [3.0] * 6)
@@ -205,7 +205,7 @@ def test_two_partial_stragglers_description() -> None:
 
 
 def test_data_loading_description() -> None:
-    cfg = RanksConfig.from_scenario(DATA_LOADING)
+    cfg = rv.SCENARIOS.load(DATA_LOADING)
     work, start = cfg.rank_work()
     close(start, [6.0, 0.0, 0.0, 0.0])
     close(work, np.full((4, 12), 2.0))
@@ -218,7 +218,7 @@ def test_data_loading_description() -> None:
 
 
 def test_jitter_description() -> None:
-    cfg = RanksConfig.from_scenario(JITTER)
+    cfg = rv.SCENARIOS.load(JITTER)
     work, _ = cfg.rank_work()
     # 2 ms times 1 + 0.4·u, u in [0, 1): every layer a little slower, by a random amount.
     assert np.all(work > 2.0) and np.all(work < 2.8)
@@ -232,7 +232,7 @@ def test_jitter_description() -> None:
 
 
 def test_contention_description() -> None:
-    cfg = RanksConfig.from_scenario(CONTENTION)
+    cfg = rv.SCENARIOS.load(CONTENTION)
     assert np.all(cfg.schedule().slowdown_ms > 0)
     sweep = rv.sweep_layers_per_bucket(cfg)
     # One layer per bucket (12 buckets) against five (3 buckets).
@@ -248,7 +248,7 @@ def test_contention_description() -> None:
 
 
 def test_ranks_disagree_description() -> None:
-    r = RanksConfig.from_scenario(DISAGREE).result()
+    r = rv.SCENARIOS.load(DISAGREE).result()
     d = r.disagreement
     assert r.schedule is None
     assert d.skipping_rank == 1
@@ -268,7 +268,7 @@ def test_ranks_disagree_description() -> None:
 def test_the_outcome_of_the_lessons_case_in_full() -> None:
     # 12 layers, 3 per bucket: buckets hold 12-10, 9-7, 6-4, 3-1; rank 1 skips layer 7
     # (12 // 2 + 1), in bucket 1, so ranks 0, 2 and 3 wait in collective 1.
-    d = RanksConfig.from_scenario(DISAGREE).disagreement()
+    d = rv.SCENARIOS.load(DISAGREE).disagreement()
     assert d.outcome() == (
         "The job hangs at collective 1. Ranks 0, 2, 3 launch the all-reduce of bucket 1 "
         "and wait in it for rank 1, which never launches it: layer 7's gradient never "
@@ -286,7 +286,7 @@ def test_the_outcome_of_the_lessons_case_in_full() -> None:
 def test_the_outcome_names_another_collective_and_two_waiting_ranks() -> None:
     # One layer per bucket: layers 12..8 are buckets 0..4, layer 7 is bucket 5; three
     # drawn ranks, so ranks 0 and 2 wait.
-    d = RanksConfig.from_scenario(DISAGREE, layers_per_bucket=1, drawn_ranks=3).disagreement()
+    d = rv.SCENARIOS.load(DISAGREE, layers_per_bucket=1, drawn_ranks=3).disagreement()
     assert d.outcome().startswith(
         "The job hangs at collective 5. Ranks 0, 2 launch the all-reduce of bucket 5 and "
         "wait in it for rank 1, which never launches it: layer 7's gradient never arrives"
@@ -297,7 +297,7 @@ def test_the_outcome_names_another_collective_and_two_waiting_ranks() -> None:
 def test_the_fix_makes_the_ranks_agree() -> None:
     fix = rv.Disagreement.fix()
     # Every rank running the same branch is every scenario but Ranks disagree: a timeline.
-    r = RanksConfig.from_scenario(ONE_SLOW).result()
+    r = rv.SCENARIOS.load(ONE_SLOW).result()
     assert r.disagreement is None and r.schedule is not None
     assert fix == (
         "Make every rank run the same branch (the same layers, every step), or construct "
@@ -348,13 +348,13 @@ def test_issue_to_completion_defaults_to_rank_0() -> None:
     # One slow rank with the 0.05 ms enqueue cost: rank 0 launches each bucket as it
     # starts, so issue to completion is one 5.95 ms transfer; rank 1 launched bucket 0
     # at 5.45 and it ended at 14.1.
-    r = RanksConfig.from_scenario(ONE_SLOW).result()
+    r = rv.SCENARIOS.load(ONE_SLOW).result()
     close(r.issue_to_completion(), [5.95] * 4)
     close(r.issue_to_completion(1)[0], 8.65)
 
 
 def test_the_sweep_tries_every_layers_per_bucket_from_one() -> None:
-    cfg = RanksConfig.from_scenario(ONE_SLOW, n_layers=4, enqueue_ms=0.0)
+    cfg = rv.SCENARIOS.load(ONE_SLOW, n_layers=4, enqueue_ms=0.0)
     sweep = rv.sweep_layers_per_bucket(cfg)
     assert sweep.setting.tolist() == [1, 2, 3, 4]
     assert sweep.n_buckets.tolist() == [4, 2, 2, 1]
@@ -406,13 +406,13 @@ def test_collective_and_disagreement_are_frozen() -> None:
     c = rv.Collective(0, 75.0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.bucket = 1
-    d = RanksConfig.from_scenario(DISAGREE).disagreement()
+    d = rv.SCENARIOS.load(DISAGREE).disagreement()
     with pytest.raises(dataclasses.FrozenInstanceError):
         d.mismatch_index = 2
 
 
 def records():
-    cfg = RanksConfig.from_scenario(ONE_SLOW, n_layers=4)
+    cfg = rv.SCENARIOS.load(ONE_SLOW, n_layers=4)
     return [
         (cfg.result(), cfg.result(), "scenario"),
         (rv.sweep_layers_per_bucket(cfg), rv.sweep_layers_per_bucket(cfg), "setting"),

@@ -12,20 +12,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from widgets.model.buckets import step_schedule
-from widgets.model.ranks_view import (
+from widgets.many_ranks.model import (
     CONTENTION,
     DATA_LOADING,
     DISAGREE,
     JITTER,
     ONE_SLOW,
-    SCENARIO_SETTINGS,
     SCENARIOS,
     TWO_PARTIAL,
     Collective,
     RanksConfig,
     sweep_layers_per_bucket,
 )
+from widgets.model.buckets import step_schedule
 
 REL = 1e-9  # equal up to rounding: the two models sum in different orders
 TIMED = [s for s in SCENARIOS if s != DISAGREE]
@@ -40,7 +39,7 @@ def close(actual, expected) -> None:
 
 def test_one_slow_rank_with_the_enqueue_cost() -> None:
     # Every launch is 0.05 ms after readiness: starts 8.15, 16.25, 24.35, 32.45.
-    r = RanksConfig.from_scenario(ONE_SLOW).result()
+    r = SCENARIOS.load(ONE_SLOW).result()
     s = r.schedule
     close(s.bucket_launch[0], [8.15, 16.25, 24.35, 32.45])
     close(s.bucket_launch[1], [5.45, 10.85, 16.25, 21.65])
@@ -58,7 +57,7 @@ def test_one_slow_rank_with_the_enqueue_cost() -> None:
 def test_one_slow_rank_shows_the_on_time_ranks_waiting() -> None:
     # Rank 0: 1.8 x 1.5 = 2.7 ms a layer, buckets ready at 8.1, 16.2, 24.3, 32.4;
     # each 75 MB transfer takes 0.7 + 5.25 = 5.95 ms, so the last ends at 38.35.
-    r = RanksConfig.from_scenario(ONE_SLOW, enqueue_ms=0.0).result()
+    r = SCENARIOS.load(ONE_SLOW, enqueue_ms=0.0).result()
     s = r.schedule
     close(r.global_ready, [8.1, 16.2, 24.3, 32.4])
     close(s.bucket_start, [8.1, 16.2, 24.3, 32.4])
@@ -76,7 +75,7 @@ def test_two_partial_stragglers_define_different_buckets() -> None:
     # Buckets of 2 layers: rank 0 has them at 6, 12, 18, 22, 26, 30; rank 1 at
     # 4, 8, 12, 20, 28, 36; ranks 2 and 3 at 4, 8, ..., 24. Transfers of 50 MB
     # take 0.7 + 3.5 = 4.2 ms.
-    r = RanksConfig.from_scenario(TWO_PARTIAL, enqueue_ms=0.0).result()
+    r = SCENARIOS.load(TWO_PARTIAL, enqueue_ms=0.0).result()
     s = r.schedule
     close(s.bucket_ready[0], [6, 12, 18, 22, 26, 30])
     close(s.bucket_ready[1], [4, 8, 12, 20, 28, 36])
@@ -95,7 +94,7 @@ def test_two_partial_stragglers_define_different_buckets() -> None:
 def test_data_loading_delays_one_rank() -> None:
     # Rank 0 starts 6 ms late; 2 ms layers, so its backward ends at 30 and the
     # last 5.95 ms transfer at 35.95; the other ranks end at 24.
-    r = RanksConfig.from_scenario(DATA_LOADING, enqueue_ms=0.0).result()
+    r = SCENARIOS.load(DATA_LOADING, enqueue_ms=0.0).result()
     s = r.schedule
     assert s.bucket_defining_rank.tolist() == [0, 0, 0, 0]
     close(s.bucket_start, [12, 18, 24, 30])
@@ -104,13 +103,13 @@ def test_data_loading_delays_one_rank() -> None:
 
 
 def test_jitter_is_reproducible_and_moves_the_defining_rank() -> None:
-    a = RanksConfig.from_scenario(JITTER).result().schedule
-    b = RanksConfig.from_scenario(JITTER).result().schedule
+    a = SCENARIOS.load(JITTER).result().schedule
+    b = SCENARIOS.load(JITTER).result().schedule
     close(a.bucket_end, b.bucket_end)
     assert len(set(a.bucket_defining_rank.tolist())) > 1
-    c = RanksConfig.from_scenario(JITTER, seed=2).result().schedule
+    c = SCENARIOS.load(JITTER, seed=2).result().schedule
     assert not np.allclose(a.bucket_end, c.bucket_end)
-    work, _ = RanksConfig.from_scenario(JITTER).rank_work()
+    work, _ = SCENARIOS.load(JITTER).rank_work()
     assert np.all(work >= 2.0) and np.all(work < 2.0 * 1.4)
 
 
@@ -134,8 +133,8 @@ def test_contention_two_layers_by_hand() -> None:
         "forward_ms": 0.0,
         "optimizer_ms": 0.0,
     }
-    small = RanksConfig.from_scenario(CONTENTION, **base, layers_per_bucket=1).result()
-    big = RanksConfig.from_scenario(CONTENTION, **base, layers_per_bucket=2).result()
+    small = SCENARIOS.load(CONTENTION, **base, layers_per_bucket=1).result()
+    big = SCENARIOS.load(CONTENTION, **base, layers_per_bucket=2).result()
     close(small.schedule.bucket_start, [4, 9.5])
     close(small.schedule.bucket_end, [6, 11.5])
     close(small.schedule.overlap_fraction, 0.5)
@@ -150,7 +149,7 @@ def test_contention_preset_busier_but_slower() -> None:
     # layer after the first takes 1.575 + 1.2125 = 2.7875 ms: layer 1 is ready at
     # 2 + 11 x 2.7875 = 32.6625 and its transfer ends at 34.2375. 11 of the 12
     # transfers are hidden.
-    cfg = RanksConfig.from_scenario(CONTENTION, enqueue_ms=0.0)
+    cfg = SCENARIOS.load(CONTENTION, enqueue_ms=0.0)
     r = cfg.result()
     close(r.schedule.comm_end, 34.2375)
     close(r.step_time, 12 + 34.2375 + 2)
@@ -167,15 +166,13 @@ def test_contention_preset_busier_but_slower() -> None:
     close(sw.step_time[[0, 4, 11]], [48.2375, 45.525, 49.2])
     assert sw.best_index == 4
     # Without contention, one layer per bucket is the fastest.
-    calm = sweep_layers_per_bucket(
-        RanksConfig.from_scenario(CONTENTION, contention=0.0, enqueue_ms=0.0)
-    )
+    calm = sweep_layers_per_bucket(SCENARIOS.load(CONTENTION, contention=0.0, enqueue_ms=0.0))
     assert calm.best_index == 0
     close(calm.step_time[0], 39.575)
 
 
 def test_ranks_disagree_lists_sequences_and_where_they_stop_matching() -> None:
-    cfg = RanksConfig.from_scenario(DISAGREE)
+    cfg = SCENARIOS.load(DISAGREE)
     r = cfg.result()
     assert r.schedule is None and np.isnan(r.step_time)
     d = r.disagreement
@@ -192,7 +189,7 @@ def test_ranks_disagree_lists_sequences_and_where_they_stop_matching() -> None:
     cfg.layers_per_bucket = 1
     assert cfg.result().disagreement.mismatch_index == 5
     # One drawn rank still shows two sequences: a rank cannot disagree with itself.
-    one = RanksConfig.from_scenario(DISAGREE, drawn_ranks=1).result().disagreement
+    one = SCENARIOS.load(DISAGREE, drawn_ranks=1).result().disagreement
     assert len(one.sequences) == 2
 
 
@@ -213,7 +210,7 @@ def test_unknown_scenario_is_refused() -> None:
 
 
 def test_every_scenario_setting_is_complete() -> None:
-    for name, values in SCENARIO_SETTINGS.items():
+    for name, values in SCENARIOS.items():
         assert values["scenario"] == name
         assert set(values) == {k for k in RanksConfig.param if k != "name"}
 

@@ -16,16 +16,14 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from regime_check import check_consistent
 
+from widgets.bucket_timeline.model import PRESET_DESCRIPTIONS, PRESETS
 from widgets.model.buckets import (
     LATENCY_SHARE,
-    PRESET_DESCRIPTIONS,
-    PRESETS,
     TOLERANCE_MS,
     BucketConfig,
     RegimeKind,
     Schedule,
     Suggestion,
-    from_preset,
     ring_overhead_ms,
     ring_traffic_ms,
     step_schedule,
@@ -47,7 +45,7 @@ def schedule_at(config: BucketConfig, k: int) -> Schedule:
 
 @pytest.mark.parametrize("name", ["Overlap works", "Link saturated", "Latency-bound"])
 def test_one_bucket_is_no_overlap_not_overlap_limited(name: str) -> None:
-    c = from_preset(name)
+    c = PRESETS.load(name)
     s = schedule_at(c, 12)
     assert s.overlap_fraction == 0.0
     assert s.regime.kind == K.NO_OVERLAP
@@ -57,7 +55,7 @@ def test_one_bucket_is_no_overlap_not_overlap_limited(name: str) -> None:
 
 
 def test_embedding_one_per_bucket_does_not_claim_tail_equals_last_transfer() -> None:
-    s = schedule_at(from_preset("Embedding layer"), 1)
+    s = schedule_at(PRESETS.load("Embedding layer"), 1)
     # Layer 1: 0.7 + 1.75 * 200 / 50 = 7.70 ms, ready at 23. Layer 2's bucket
     # (0.7 + 0.875 = 1.575 ms) starts at 22 + ... and the queue ahead of layer 1 ends at
     # 23.575: layer 1 waits 0.575 ms, so the tail is 8.275 ms, not 7.70.
@@ -68,7 +66,7 @@ def test_embedding_one_per_bucket_does_not_claim_tail_equals_last_transfer() -> 
 
 
 def test_latency_bound_at_the_sweeps_best_does_not_say_try_larger_buckets() -> None:
-    c = from_preset("Latency-bound")
+    c = PRESETS.load("Latency-bound")
     sweep = sweep_layers_per_bucket(c)
     assert sweep.best_setting == 2
     s = schedule_at(c, 2)
@@ -85,7 +83,7 @@ def test_latency_bound_at_the_sweeps_best_does_not_say_try_larger_buckets() -> N
 
 
 def test_labels_along_the_overlap_works_sweep() -> None:
-    c = from_preset("Overlap works")
+    c = PRESETS.load("Overlap works")
     sweep = sweep_layers_per_bucket(c)
     S, OL, N = K.LINK_SATURATED, K.OVERLAP_LIMITED, K.NO_OVERLAP
     assert list(sweep.regime) == [S, S, OL, OL, S, OL, S, S, S, S, S, N]
@@ -100,7 +98,7 @@ def test_labels_along_the_overlap_works_sweep() -> None:
 def test_labels_follow_the_numbers_along_every_preset_sweep() -> None:
     """Adjacent settings share a label exactly when their deciding facts agree."""
     for name in PRESETS:
-        c = from_preset(name)
+        c = PRESETS.load(name)
         facts = []
         for k in range(1, c.n_layers + 1):
             r = schedule_at(c, k).regime
@@ -119,13 +117,13 @@ def test_labels_follow_the_numbers_along_every_preset_sweep() -> None:
 
 
 def test_link_saturated_preset_is_saturated_at_every_split() -> None:
-    sweep = sweep_layers_per_bucket(from_preset("Link saturated"))
+    sweep = sweep_layers_per_bucket(PRESETS.load("Link saturated"))
     assert set(sweep.regime[:-1]) == {K.LINK_SATURATED}  # 12 per bucket: no overlap
     assert sweep.regime[-1] == K.NO_OVERLAP
 
 
 def test_fast_compute_description_matches_its_sweep() -> None:
-    c = from_preset("Fast compute: transfers queue")
+    c = PRESETS.load("Fast compute: transfers queue")
     sweep = sweep_layers_per_bucket(c)
     desc = PRESET_DESCRIPTIONS["Fast compute: transfers queue"]
     assert "at most bucket sizes transfers queue" in desc and "at least 4.30 ms" in desc
@@ -135,7 +133,7 @@ def test_fast_compute_description_matches_its_sweep() -> None:
 
 
 def test_sawtooth_numbers_of_the_latency_bound_sweep() -> None:
-    sweep = sweep_layers_per_bucket(from_preset("Latency-bound"))
+    sweep = sweep_layers_per_bucket(PRESETS.load("Latency-bound"))
     np.testing.assert_allclose(
         sweep.step_time,
         [53.8, 41.5, 41.85, 42.2, 42.05, 42.9, 42.55, 42.2, 41.85, 43.8, 45.8, 45.0],
@@ -152,7 +150,7 @@ def test_sawtooth_numbers_of_the_latency_bound_sweep() -> None:
 
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_every_preset_and_bucket_size_is_consistent(name: str) -> None:
-    c = from_preset(name)
+    c = PRESETS.load(name)
     sweep = sweep_layers_per_bucket(c)
     for k in range(1, c.n_layers + 1):
         check_consistent(c, schedule_at(c, k), sweep)

@@ -10,6 +10,10 @@ from widgets.model.settings import hint_of, is_setting, unit_of
 # What a learner sees beside each field and may type into it (label, unit, bounds),
 # as the bucket timeline and the many-ranks view both show it.
 EXPECTED = {
+    "n_layers": ("Layers", "layers", (1, 64)),
+    "ranks": ("Ranks", "ranks", (2, 4096)),
+    "enqueue_ms": ("Host enqueue time", "ms", (0.0, 100.0)),
+    "slowdown_pct": ("Straggler slowdown", "%", (0.0, 500.0)),
     "layers_per_bucket": ("Layers per bucket", "layers", (1, 12)),
     "backward_ms": ("Backward time per layer", "ms", (0.01, 1000.0)),
     "grad_mb": ("Gradient size per layer", "MB", (0.001, 100000.0)),
@@ -21,11 +25,11 @@ EXPECTED = {
 
 
 def _declare(name: str):
-    return (
-        step_settings.layers_per_bucket(12)
-        if name == "layers_per_bucket"
-        else (getattr(step_settings, name)())
-    )
+    if name == "layers_per_bucket":
+        return step_settings.layers_per_bucket(12)
+    if name == "n_layers":
+        return step_settings.n_layers(64)
+    return getattr(step_settings, name)()
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
@@ -44,3 +48,13 @@ def test_defaults_and_sharper_docs_are_the_models_own() -> None:
     assert step_settings.backward_ms(doc="Mine.").doc == "Mine."
     assert step_settings.optimizer_ms(doc="Mine.").doc == "Mine."
     assert step_settings.grad_mb(7.0).default == 7.0
+    assert step_settings.n_layers(24, 2).bounds == (2, 24)
+    assert step_settings.ranks("Ring ranks").label == "Ring ranks"
+    assert step_settings.enqueue_ms(0.05, "Host enqueue cost").default == 0.05
+    assert step_settings.enqueue_ms(label="Host enqueue cost").label == "Host enqueue cost"
+    assert step_settings.slowdown_pct(50.0, "Slowdown").default == 50.0
+
+
+def test_a_hidden_layer_count_is_no_setting() -> None:
+    p = step_settings.n_layers(64, shown=False)
+    assert not is_setting(p) and p.precedence == -1 and p.label == "Layers"

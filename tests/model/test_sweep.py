@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from widgets.bucket_timeline.model import PRESETS
 from widgets.model.buckets import (
-    PRESETS,
     BucketConfig,
     default_caps,
     step_schedule,
@@ -45,15 +45,13 @@ def test_the_record_is_frozen_and_compared_by_identity() -> None:
 def test_a_sweep_given_to_the_schedule_is_the_one_it_would_compute() -> None:
     # Latency-bound preset: layers per bucket is the knob, and the sweep a view
     # already drew decides the suggestion exactly as the schedule's own would.
-    config = BucketConfig(**PRESETS["Latency-bound"])
+    config = PRESETS.load("Latency-bound")
     sweep = sweep_layers_per_bucket(config)
     own, given = step_schedule(config), step_schedule(config, layer_sweep=sweep)
     assert given.regime == own.regime
     assert given.regime.best_setting == sweep.best_setting
     # A layers-per-bucket sweep says nothing about byte caps: with a cap set, the
     # schedule sweeps the caps itself and ignores it.
-    capped = BucketConfig(
-        **{**PRESETS["Latency-bound"], "ddp_bucketing": True, "bucket_cap_mb": 4.0}
-    )
+    capped = PRESETS.load("Latency-bound", ddp_bucketing=True, bucket_cap_mb=4.0)
     assert step_schedule(capped, layer_sweep=sweep).regime == step_schedule(capped).regime
     assert step_schedule(capped, layer_sweep=sweep).regime.best_setting != sweep.best_setting

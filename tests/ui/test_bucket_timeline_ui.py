@@ -14,8 +14,9 @@ import pytest
 from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_of
 from playwright.sync_api import Page, expect
 
+from widgets.bucket_timeline.model import PRESET_DESCRIPTIONS, PRESETS
 from widgets.common.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
-from widgets.model.buckets import PRESET_DESCRIPTIONS, BucketConfig, from_preset, step_schedule
+from widgets.model.buckets import BucketConfig, step_schedule
 
 ROUTE = "/bucket-timeline"
 
@@ -242,7 +243,7 @@ PRESET_REGIMES = {  # preset -> the regime the Regime readout names
 
 def test_preset_select_switches_regimes(shared: Page):
     for preset, regime in PRESET_REGIMES.items():
-        config = from_preset(preset)
+        config = PRESETS.load(preset)
         assert regime_of(config) == regime, (preset, regime_of(config))
         preset_select(shared).select_option(label=preset)
         expect(readout(shared, "Regime")).to_contain_text(regime, timeout=TIMEOUT)
@@ -257,7 +258,7 @@ def test_preset_select_switches_regimes(shared: Page):
 
 def test_url_preset_with_an_override(page: Page, server: str, ui):
     ui.open_widget(page, f"{server}{ROUTE}?preset=Latency-bound&ranks=4")
-    config = from_preset("Latency-bound", ranks=4)
+    config = PRESETS.load("Latency-bound", ranks=4)
     assert_fields(page, config)
     assert_readouts(page, config, "for ?preset=Latency-bound&ranks=4")
     # With 4 ranks each 1.5 ms transfer fits in the 2 ms between layers and no larger

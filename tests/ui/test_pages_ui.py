@@ -21,6 +21,7 @@ from pagekit import TIMEOUT, animation_frames, button, enter, field, readout
 from playwright.sync_api import Page, expect
 
 from lessons import Experiment, Question, WidgetBlock, load_lessons
+from widgets.bucket_timeline.model import PRESETS, TimelineSettings
 from widgets.common.formatting import (
     COUNT,
     ITEMS,
@@ -29,7 +30,7 @@ from widgets.common.formatting import (
     PERCENT,
     plain_number,
 )
-from widgets.model.buckets import PRESETS, BucketConfig, step_schedule
+from widgets.model.buckets import step_schedule
 from widgets.registry import WIDGETS
 
 LOAD_TIMEOUT = 30_000  # ms, for a page (or an embed) to come up
@@ -72,7 +73,7 @@ def starts(text: str) -> re.Pattern:
 
 def bucket_readouts(settings: dict) -> dict[str, str]:
     """What each schedule readout of the bucket timeline starts with for these settings."""
-    s = step_schedule(BucketConfig(**settings))
+    s = step_schedule(TimelineSettings(**settings))
     return {
         "Backward end": MILLISECONDS(s.backward_end),
         "Communication end": MILLISECONDS(s.comm_end),
@@ -230,7 +231,7 @@ class LessonWidget:
 def ranks_readouts(settings: dict) -> dict[str, str]:
     """What each visible readout of the ranks view starts with for these settings."""
     from widgets.many_ranks import text as ranks_text
-    from widgets.model.ranks_view import RanksConfig
+    from widgets.many_ranks.model import RanksConfig
 
     r = RanksConfig(**settings).result()
     if r.schedule is None:
@@ -265,10 +266,10 @@ def _initial_settings(block: WidgetBlock) -> dict:
         }
         return {**defaults, **block.settings}
     if block.widget == "ranks":
-        from widgets.model.ranks_view import SCENARIO_SETTINGS
+        from widgets.many_ranks.model import SCENARIOS
 
         scenario = block.settings.get("scenario", "One slow rank")
-        return {**SCENARIO_SETTINGS[scenario], **block.settings}
+        return {**SCENARIOS[scenario], **block.settings}
     if block.widget == "bucket-timeline":
         settings = dict(block.settings)
         preset = settings.pop("preset", "Overlap works")
@@ -344,10 +345,10 @@ def _edit(page: Page, w: LessonWidget, context: str) -> None:
 def _apply_experiment(w: LessonWidget, block: Experiment) -> None:
     settings = dict(block.settings)
     if w.kind == "ranks":
-        from widgets.model.ranks_view import SCENARIO_SETTINGS
+        from widgets.many_ranks.model import SCENARIOS
 
         scenario = settings.get("scenario")
-        base = dict(SCENARIO_SETTINGS[scenario]) if scenario else dict(w.settings)
+        base = dict(SCENARIOS[scenario]) if scenario else dict(w.settings)
         w.settings = {**base, **settings}
     elif w.kind == "bucket-timeline":
         preset = settings.pop("preset", None)

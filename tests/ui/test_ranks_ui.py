@@ -14,7 +14,7 @@ from pagekit import FIND_WIDGET_JS, TIMEOUT, button, enter, readout, value_of
 from playwright.sync_api import Page, expect
 
 from widgets.many_ranks import text as ranks_text
-from widgets.model.ranks_view import DISAGREE, SCENARIO_SETTINGS, TWO_PARTIAL, RanksConfig
+from widgets.many_ranks.model import DISAGREE, SCENARIOS, TWO_PARTIAL, RanksConfig
 
 ROUTE = "/ranks"
 
@@ -25,7 +25,7 @@ def starts(text: str) -> re.Pattern:
 
 def expected(**settings) -> dict[str, str]:
     scenario = settings.get("scenario", "One slow rank")
-    r = RanksConfig(**{**SCENARIO_SETTINGS[scenario], **settings}).result()
+    r = RanksConfig(**{**SCENARIOS[scenario], **settings}).result()
     values = (
         ranks_text.readout_values(r)
         if r.schedule is not None

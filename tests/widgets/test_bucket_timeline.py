@@ -21,11 +21,10 @@ import pytest
 from drive import FakeWall
 
 from widgets.bucket_timeline.component import BucketTimeline
+from widgets.bucket_timeline.model import PRESET_DESCRIPTIONS, PRESETS
 from widgets.bucket_timeline.text import readout_values
 from widgets.common.formatting import MILLISECONDS
 from widgets.model.buckets import (
-    PRESET_DESCRIPTIONS,
-    PRESETS,
     BucketConfig,
     average_rates,
     step_schedule,

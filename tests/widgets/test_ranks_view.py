@@ -16,10 +16,10 @@ import pytest
 from drive import FakeWall
 
 from widgets.many_ranks.component import RanksView
-from widgets.model.ranks_view import (
+from widgets.many_ranks.model import (
     CONTENTION,
     DISAGREE,
-    SCENARIO_SETTINGS,
+    SCENARIOS,
     TWO_PARTIAL,
 )
 from widgets.registry import WIDGETS
@@ -211,7 +211,7 @@ def test_choosing_a_scenario_is_a_new_experiment(view: RanksView) -> None:
     step(view, 3)
     view.edit("scenario", "Jitter")
     assert view.anchor["elapsed"] == 0.0
-    assert view.settings.slowdown_pct == SCENARIO_SETTINGS["Jitter"]["slowdown_pct"] == 40.0
+    assert view.settings.slowdown_pct == SCENARIOS["Jitter"]["slowdown_pct"] == 40.0
     assert view.state["scenario"]["changed"] == []
     assert view.state["scenario"]["title"] == "Jitter"
 
@@ -273,7 +273,7 @@ def test_scenario_from_a_url_keeps_explicit_overrides() -> None:
     v = spec.create(**kwargs)
     assert v.settings.scenario == TWO_PARTIAL
     assert v.settings.slowdown_pct == 20
-    assert v.settings.layers_per_bucket == SCENARIO_SETTINGS[TWO_PARTIAL]["layers_per_bucket"]
+    assert v.settings.layers_per_bucket == SCENARIOS[TWO_PARTIAL]["layers_per_bucket"]
     assert v.state["scenario"]["title"] == "Two partial stragglers, changed: slowdown"
     _, notices = spec.parse({"scenario": [b"Everything fine"]})
     assert notices and "Scenario is one of" in notices[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from widgets.bucket_timeline.model import TimelineSettings
 from widgets.model.buckets import BucketConfig
 from widgets.model.fluid_queue import FluidQueue
 from widgets.registry import WIDGETS, WidgetSpec
@@ -23,7 +24,7 @@ def test_the_table() -> None:
     assert [spec.name for spec in WIDGETS.values()] == list(WIDGETS)
     assert QUEUE.title == "Fluid queue lab"
     assert BUCKETS.title == "Bucket timeline"
-    assert QUEUE.settings is FluidQueue and BUCKETS.settings is BucketConfig
+    assert QUEUE.settings is FluidQueue and BUCKETS.settings is TimelineSettings
     assert QUEUE.presets == {} and next(iter(BUCKETS.presets)) == "Overlap works"
 
 
@@ -32,6 +33,17 @@ def test_keys_are_preset_then_the_settings_in_declaration_order() -> None:
     assert BUCKETS.keys[:4] == ["preset", "layers_per_bucket", "backward_ms", "grad_mb"]
     assert BUCKETS.keys[-3:] == ["enqueue_ms", "forward_ms", "optimizer_ms"]
     assert "n_layers" not in BUCKETS.keys  # declared, but not a user-facing setting
+
+
+def test_named_configurations_are_registered_with_their_widget() -> None:
+    ranks = WIDGETS["ranks"]
+    assert BUCKETS.named.key == "preset" and BUCKETS.named.settings_class is TimelineSettings
+    assert ranks.named.key == "scenario" and ranks.named.settings_class is ranks.settings
+    assert list(ranks.named)[:2] == ["One slow rank", "Two partial stragglers"]
+    # The scenario is a setting, so its key is listed once, where it is declared; the
+    # class page's preset list (``presets``) holds only names a ``preset`` key loads.
+    assert ranks.keys.count("scenario") == 1 and "preset" not in ranks.keys
+    assert ranks.presets == {} and QUEUE.named is None
 
 
 def test_settings_from_query_values_and_notices() -> None:

@@ -17,15 +17,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
-import numpy as np
 import param
 
 from ..common.component import WidgetComponent
 from ..common.formatting import plain_number
+from ..common.state_numbers import state_number, state_numbers
 from ..model.buckets import (
-    PRESET_DESCRIPTIONS,
-    PRESETS,
-    BucketConfig,
     IntervalKind,
     Lane,
     Schedule,
@@ -36,17 +33,14 @@ from ..model.buckets import (
     sweep_layers_per_bucket,
 )
 from ..model.fluid_queue import FluidQueue
-from ..model.settings import entry as entry_field
-from ..model.settings import setting_names
+from ..model.named import same_value
 from . import text
+from .model import PRESETS, PROFILE_OF, TimelineSettings
 
 HERE = Path(__file__).resolve().parent
 
-DEFAULT_PRESET = "Overlap works"
 #: Wall-clock seconds one played step takes, whatever its length in ms.
 PLAY_SECONDS = 8.0
-#: A uniform setting and the per-layer profile a typed value of it replaces.
-PROFILE_OF = {"backward_ms": "layer_backward_ms", "grad_mb": "layer_grad_mb"}
 #: The timeline's lanes, top to bottom, and the lane each of the model's lanes is drawn on
 #: (the optimizer follows backward).
 LANES = ["All-reduce", "Link wait", "Order wait", "Bucket fill", "Backward"]
@@ -60,61 +54,6 @@ LANE_ROW = {
 }
 #: What a bar is, as the state names it: each bar sends its kind's index in this list.
 BAR_KINDS = [str(k) for k in IntervalKind if k != IntervalKind.EXPOSED]
-#: Numbers in the state are rounded to this many decimals of a millisecond (a nanosecond).
-DECIMALS = 6
-
-
-class TimelineSettings(BucketConfig):
-    """The bucket timeline's settings and the preset they started from."""
-
-    preset = param.Selector(
-        default=DEFAULT_PRESET,
-        objects=list(PRESETS),
-        label="Preset",
-        doc="A configuration that shows one regime; choosing one loads it as a new experiment.",
-        metadata=entry_field(hint="Choosing one loads it as a new experiment."),
-    )
-
-
-def preset_values(name: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Every setting of preset ``name`` with ``overrides`` on top.
-
-    A uniform backward time or gradient size given with the preset means "every
-    layer": it replaces the preset's per-layer profile, as typing one does.
-    """
-    values = {**PRESETS[name], "preset": name}
-    for uniform, profile in PROFILE_OF.items():
-        if uniform in overrides:
-            values[profile] = None
-    return {**values, **overrides}
-
-
-def _same(a: object, b: object) -> bool:
-    if a is None or b is None:
-        return a is b
-    return bool(np.array_equal(np.asarray(a), np.asarray(b)))
-
-
-def changed_settings(settings: TimelineSettings) -> list[str]:
-    """The settings (URL keys) in which ``settings`` differ from their preset.
-
-    A per-layer profile that was replaced counts as a change of its uniform setting.
-    """
-    base = PRESETS[settings.preset]
-    changed = {n for n in setting_names(BucketConfig) if not _same(getattr(settings, n), base[n])}
-    for uniform, profile in PROFILE_OF.items():
-        if not _same(getattr(settings, profile), base[profile]):
-            changed.add(uniform)
-    return [n for n in setting_names(BucketConfig) if n in changed]
-
-
-def _lower_first(label: str) -> str:
-    """A label as a list of changes writes it: "Ranks" -> "ranks"; "DDP bucketing" stays."""
-    return label[:1].lower() + label[1:] if label[1:2].islower() else label
-
-
-def _round(values) -> list[float]:
-    return [round(float(v), DECIMALS) for v in values]
 
 
 class BucketTimeline(WidgetComponent):
@@ -130,8 +69,8 @@ class BucketTimeline(WidgetComponent):
     schedule: Schedule
     sweep: SweepResult
 
-    def make_settings(self, preset: str = DEFAULT_PRESET, **settings: Any) -> TimelineSettings:
-        return TimelineSettings(**preset_values(preset, settings))
+    def make_settings(self, preset: str | None = None, **settings: Any) -> TimelineSettings:
+        return PRESETS.load(preset, **settings)
 
     # -- the learner's edits and actions -------------------------------------------
 
@@ -148,16 +87,12 @@ class BucketTimeline(WidgetComponent):
         with param.parameterized.batch_call_watchers(self.settings):
             before = getattr(self.settings, name)
             super().edit(name, text)
-            if profile is not None and not _same(getattr(self.settings, name), before):
+            if profile is not None and not same_value(getattr(self.settings, name), before):
                 self.settings.param.update({profile: None})
 
-    def apply(self, note: str = "", preset: str | None = None, **settings: Any) -> None:
+    def apply(self, note: str = "", **settings: Any) -> None:
         """Load a preset (if given) and these settings as a new experiment (see the base)."""
-        if preset is not None:
-            settings = preset_values(preset, settings)
-        else:
-            settings = {**settings, **{PROFILE_OF[k]: None for k in settings if k in PROFILE_OF}}
-        super().apply(note=note, **settings)
+        super().apply(note=note, **PRESETS.loaded({}, settings))
 
     def use_best(self) -> None:
         """Set layers per bucket to the sweep's best (clearing a byte cap)."""
@@ -169,16 +104,8 @@ class BucketTimeline(WidgetComponent):
     # -- sharing -------------------------------------------------------------------
 
     def settings_values(self) -> dict[str, object]:
-        """The preset first (its profiles have no URL key), then every setting."""
-        return {"preset": self.settings.preset, **super().settings_values()}
-
-    def query(self) -> str:
-        """The preset and only the settings that differ from it."""
-        from ..registry import WIDGETS
-
-        values = {"preset": self.settings.preset}
-        values.update({n: getattr(self.settings, n) for n in changed_settings(self.settings)})
-        return WIDGETS[self.widget_name].query_string(values)
+        """What a link carries: the preset and only the settings changed from it."""
+        return PRESETS.link_values(self.settings)
 
     def enable_share(self, origin: str, own_page: bool = False) -> None:
         super().enable_share(origin, own_page)
@@ -206,8 +133,8 @@ class BucketTimeline(WidgetComponent):
             "lanes": LANES,
             "bar_kinds": BAR_KINDS,
             "bars": {
-                "start": _round(iv.start[bars]),
-                "end": _round(iv.end[bars]),
+                "start": state_numbers(iv.start[bars]),
+                "end": state_numbers(iv.end[bars]),
                 "kind": [BAR_KINDS.index(k) for k in iv.kind[bars]],
                 "lane": [LANE_ROW[lane] for lane in iv.lane[bars]],
                 "bucket": [int(b) for b in iv.bucket[bars]],
@@ -217,7 +144,7 @@ class BucketTimeline(WidgetComponent):
             "marks": dict(
                 zip(
                     ("backward_end", "comm_end", "optimizer_start", "tail"),
-                    _round([s.backward_end, s.comm_end, s.optimizer_start, s.exposed_tail]),
+                    state_numbers([s.backward_end, s.comm_end, s.optimizer_start, s.exposed_tail]),
                     strict=True,
                 )
             ),
@@ -226,8 +153,8 @@ class BucketTimeline(WidgetComponent):
             "regime": {"kind": str(s.regime.kind), "lead": lead, "text": explanation},
             "curve": {
                 "x": [int(x) for x in sw.setting],
-                "step": _round(sw.step_time),
-                "tail": _round(sw.exposed_tail),
+                "step": state_numbers(sw.step_time),
+                "tail": state_numbers(sw.exposed_tail),
                 "buckets": [int(n) for n in sw.n_buckets],
             },
             "sweep": {
@@ -239,10 +166,8 @@ class BucketTimeline(WidgetComponent):
             },
             "preset": {
                 "name": settings.preset,
-                "description": PRESET_DESCRIPTIONS[settings.preset],
-                "changed": [
-                    _lower_first(settings.param[n].label) for n in changed_settings(settings)
-                ],
+                "description": PRESETS.description(settings.preset),
+                "changed": PRESETS.changed_labels(settings),
             },
             "bridge": self.bridge(),
             "table": self._table(s, iv),
@@ -285,13 +210,13 @@ class BucketTimeline(WidgetComponent):
                 [
                     str(label),
                     row_lane,
-                    round(float(a), DECIMALS),
-                    round(float(b), DECIMALS),
+                    state_number(a),
+                    state_number(b),
                     int(bucket) if bucket >= 0 else None,
-                    None if size is None else round(size, DECIMALS),
-                    None if ready is None else round(ready, DECIMALS),
-                    None if link_wait is None else round(link_wait, DECIMALS),
-                    None if order_wait is None else round(order_wait, DECIMALS),
+                    None if size is None else state_number(size),
+                    None if ready is None else state_number(ready),
+                    None if link_wait is None else state_number(link_wait),
+                    None if order_wait is None else state_number(order_wait),
                 ]
             )
         return {

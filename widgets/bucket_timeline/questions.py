@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from widgets.bucket_timeline.model import TimelineSettings
 from widgets.common.round_questions import QuestionError, RoundQuestion, RoundQuestions, within
-from widgets.model.buckets import BucketConfig, step_schedule, sweep_layers_per_bucket
+from widgets.model.buckets import step_schedule, sweep_layers_per_bucket
 
 
-def _best_layers_per_bucket(config: BucketConfig, _p: float | None) -> float:
+def _best_layers_per_bucket(config: TimelineSettings, _p: float | None) -> float:
     if config.uses_byte_cap():
         raise QuestionError(
             "These settings size buckets by a byte cap (bucket_cap_mb or DDP's bucketing): "
@@ -16,7 +17,7 @@ def _best_layers_per_bucket(config: BucketConfig, _p: float | None) -> float:
 
 
 ROUND = RoundQuestions(
-    model=BucketConfig,
+    model=TimelineSettings,
     hides_result=True,
     questions=(
         RoundQuestion(

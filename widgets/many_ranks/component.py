@@ -17,21 +17,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from ..common.component import WidgetComponent
 from ..common.formatting import layer_span
 from ..common.parsing import parse_setting
-from ..model.ranks_view import (
-    SCENARIO_DESCRIPTIONS,
-    SCENARIO_SETTINGS,
-    RanksConfig,
-    RanksResult,
-    sweep_layers_per_bucket,
-)
-from ..model.settings import setting_names
+from ..common.state_numbers import state_number, state_numbers, state_rows
 from ..model.timeline import Clock
 from . import text
+from .model import SCENARIOS, RanksConfig, sweep_layers_per_bucket
+from .result import RanksResult
 
 HERE = Path(__file__).resolve().parent
 
@@ -48,9 +41,8 @@ class RanksView(WidgetComponent):
     settings_class = RanksConfig
     entry = HERE / "many_ranks.js"
 
-    def make_settings(self, **settings) -> RanksConfig:
-        scenario = settings.get("scenario", RanksConfig.param.scenario.default)
-        return RanksConfig.from_scenario(scenario, **settings)
+    def make_settings(self, scenario: str | None = None, **settings) -> RanksConfig:
+        return SCENARIOS.load(scenario, **settings)
 
     def make_clock(self) -> Clock:
         return Clock(horizon=1.0, step_size=1.0)
@@ -73,24 +65,11 @@ class RanksView(WidgetComponent):
 
     def apply(self, note: str = "", **settings) -> None:
         """Load a scenario's settings (if one is given), then these, as a new experiment."""
-        if "scenario" in settings:
-            settings = {**SCENARIO_SETTINGS[settings["scenario"]], **settings}
-        super().apply(note=note, **settings)
-
-    def changed(self) -> list[str]:
-        """The settings that differ from the scenario's own, in declaration order."""
-        base = SCENARIO_SETTINGS[self.settings.scenario]
-        return [
-            name
-            for name in setting_names(self.settings)
-            if name != "scenario" and getattr(self.settings, name) != base[name]
-        ]
+        super().apply(note=note, **SCENARIOS.loaded({}, settings))
 
     def settings_values(self) -> dict[str, object]:
-        """A link's settings: the scenario, then only what differs from it."""
-        values: dict[str, object] = {"scenario": self.settings.scenario}
-        values.update({name: getattr(self.settings, name) for name in self.changed()})
-        return values
+        """What a link carries: the scenario and only the settings changed from it."""
+        return SCENARIOS.link_values(self.settings)
 
     # -- the model's result ------------------------------------------------------------
 
@@ -112,14 +91,13 @@ class RanksView(WidgetComponent):
 
     def _build_state(self) -> dict:
         r = self.result
-        changed = self.changed()
-        labels = [_lower_first(self.settings.param[n].label) for n in changed]
+        name = self.settings.scenario
         state = {
             "scenario": {
-                "name": self.settings.scenario,
-                "description": SCENARIO_DESCRIPTIONS[self.settings.scenario],
-                "changed": changed,
-                "title": text.scenario_name(self.settings.scenario, labels),
+                "name": name,
+                "description": SCENARIOS.description(name),
+                "changed": SCENARIOS.changed(self.settings),
+                "title": text.scenario_name(name, SCENARIOS.changed_labels(self.settings)),
             },
             "timed": r.schedule is not None,
             "horizon": float(self.clock.horizon),
@@ -127,7 +105,7 @@ class RanksView(WidgetComponent):
             "buckets": {
                 "layers": [layer_span(x) for x in r.bucket_layers],
                 "count": [len(x) for x in r.bucket_layers],
-                "size_mb": _numbers(r.bucket_size_mb),
+                "size_mb": state_numbers(r.bucket_size_mb),
             },
             "timeline": None,
             "sweep": None,
@@ -147,33 +125,13 @@ class RanksView(WidgetComponent):
         return {
             "layers_per_bucket": [int(k) for k in sw.setting],
             "n_buckets": [int(n) for n in sw.n_buckets],
-            "step_ms": _numbers(sw.step_time),
-            "overlap_pct": _numbers(100 * sw.overlap_fraction),
+            "step_ms": state_numbers(sw.step_time),
+            "overlap_pct": state_numbers(100 * sw.overlap_fraction),
             "current": min(self.settings.layers_per_bucket, self.settings.n_layers),
-            "current_step_ms": _num(self.result.step_time),
+            "current_step_ms": state_number(self.result.step_time),
             "best": int(sw.setting[best]),
-            "best_step_ms": _num(sw.step_time[best]),
+            "best_step_ms": state_number(sw.step_time[best]),
         }
-
-
-def _lower_first(label: str) -> str:
-    return label[:1].lower() + label[1:]
-
-
-#: Decimals kept in the state (ms to the nanosecond): the page is sent short numbers.
-DECIMALS = 6
-
-
-def _num(value) -> float:
-    return round(float(value), DECIMALS)
-
-
-def _numbers(values) -> list[float]:
-    return [_num(v) for v in np.asarray(values, float).ravel()]
-
-
-def _rows(values) -> list[list[float]]:
-    return [_numbers(row) for row in np.asarray(values, float)]
 
 
 def _timeline(r: RanksResult) -> dict:
@@ -186,24 +144,24 @@ def _timeline(r: RanksResult) -> dict:
         # Layers in the order backward computes them; per rank, when each starts and ends.
         "layers": [x + 1 for x in order],
         "layer_bucket": [int(s.layer_bucket[x]) for x in order],
-        "layer_start": [_numbers(s.layer_start[rank, order]) for rank in range(s.n_ranks)],
-        "layer_end": [_numbers(s.layer_ready[rank, order]) for rank in range(s.n_ranks)],
-        "backward_start": _numbers(s.backward_start),
-        "backward_end": _numbers(s.backward_end),
-        "last_backward_end": _num(s.last_backward_end),
-        "bucket_ready": _rows(s.bucket_ready),
-        "bucket_launch": _rows(s.bucket_launch),
+        "layer_start": [state_numbers(s.layer_start[rank, order]) for rank in range(s.n_ranks)],
+        "layer_end": [state_numbers(s.layer_ready[rank, order]) for rank in range(s.n_ranks)],
+        "backward_start": state_numbers(s.backward_start),
+        "backward_end": state_numbers(s.backward_end),
+        "last_backward_end": state_number(s.last_backward_end),
+        "bucket_ready": state_rows(s.bucket_ready),
+        "bucket_launch": state_rows(s.bucket_launch),
         "defines": [[bool(x) for x in row] for row in r.defining_mask],
         "defining_rank": [int(x) for x in r.defining_ranks],
         "tied": [bool(x) for x in r.tied],
-        "bucket_start": _numbers(s.bucket_start),
-        "bucket_end": _numbers(s.bucket_end),
-        "ready_everywhere": _numbers(r.global_ready),
-        "link_wait": _numbers(s.bucket_link_wait),
-        "comm_end": _num(s.comm_end),
-        "optimizer_start": _num(s.optimizer_start),
-        "optimizer_end": _num(s.optimizer_start + r.optimizer_ms),
-        "idle": _numbers(s.idle_ms),
+        "bucket_start": state_numbers(s.bucket_start),
+        "bucket_end": state_numbers(s.bucket_end),
+        "ready_everywhere": state_numbers(r.global_ready),
+        "link_wait": state_numbers(s.bucket_link_wait),
+        "comm_end": state_number(s.comm_end),
+        "optimizer_start": state_number(s.optimizer_start),
+        "optimizer_end": state_number(s.optimizer_start + r.optimizer_ms),
+        "idle": state_numbers(s.idle_ms),
     }
 
 
@@ -250,7 +208,7 @@ def _table(r: RanksResult) -> dict:
     if r.schedule is None:
         d = r.disagreement
         rows = [
-            [x, position, position, _num(r.bucket_size_mb[position]), position < len(seq)]
+            [x, position, position, state_number(r.bucket_size_mb[position]), position < len(seq)]
             for x, seq in enumerate(d.sequences)
             for position in range(r.n_buckets)
         ]
@@ -264,13 +222,22 @@ def _table(r: RanksResult) -> dict:
     none = [None] * 5
 
     def rank_row(rank, kind, bucket, layer, start, end, slowed=None, defines=None):
-        return [f"Rank {rank}", kind, bucket, layer, _num(start), _num(end), slowed, defines]
+        return [
+            f"Rank {rank}",
+            kind,
+            bucket,
+            layer,
+            state_number(start),
+            state_number(end),
+            slowed,
+            defines,
+        ]
 
     rows = []
     for rank in range(s.n_ranks):
         for x in s.order:
             start, end = float(s.layer_start[rank, x]), float(s.layer_ready[rank, x])
-            slowed = _num(max(0.0, end - start - float(s.backward_ms[rank, x])))
+            slowed = state_number(max(0.0, end - start - float(s.backward_ms[rank, x])))
             bucket = int(s.layer_bucket[x])
             rows.append(rank_row(rank, "backward", bucket, int(x) + 1, start, end, slowed) + none)
         for b in range(s.n_buckets):
@@ -301,15 +268,15 @@ def _table(r: RanksResult) -> dict:
                 "transfer",
                 b,
                 None,
-                _num(s.bucket_start[b]),
-                _num(s.bucket_end[b]),
+                state_number(s.bucket_start[b]),
+                state_number(s.bucket_end[b]),
                 None,
                 None,
-                _num(r.bucket_size_mb[b]),
-                _num(launched[b]),
+                state_number(r.bucket_size_mb[b]),
+                state_number(launched[b]),
                 int(r.defining_ranks[b]),
                 bool(r.tied[b]),
-                _num(s.bucket_link_wait[b]),
+                state_number(s.bucket_link_wait[b]),
             ]
         )
     return {

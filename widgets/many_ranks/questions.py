@@ -9,7 +9,8 @@ from widgets.common.round_questions import (
     RoundQuestions,
     within,
 )
-from widgets.model.ranks_view import RanksConfig, RanksResult
+from widgets.many_ranks.model import RanksConfig
+from widgets.many_ranks.result import RanksResult
 
 
 def _timeline(config: RanksConfig) -> RanksResult:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..common.formatting import COUNT, MILLISECONDS, PERCENT, Quantity
-from ..model.ranks_view import Disagreement, RanksResult
+from .result import Disagreement, RanksResult
 
 MB = Quantity("MB", digits=1)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from widgets.common.picture import Lanes, spans
-from widgets.model.ranks_view import RanksConfig
+from widgets.many_ranks.model import RanksConfig
 
 
 def picture() -> Lanes:

@@ -1,9 +1,10 @@
 """Settings every model of one training step shares, declared once.
 
-The bucket timeline and the many-ranks view both have a backward time per
-layer, a gradient size, a link and the rest of the step. Each declaration
-lives here, so a label, a bound or a unit is the same on every page; a model
-may give its own default or a sharper doc.
+The bucket timeline and the many-ranks view both have layers, a backward time
+per layer, a gradient size, a ring of ranks, a straggler's slowdown, a link, a host enqueue cost and
+the rest of the step. Each declaration lives here, so a bound or a unit is the
+same on every page; a model may give its own default, a sharper doc, or (where
+its page has long named the control so) its own label.
 """
 
 from __future__ import annotations
@@ -11,6 +12,60 @@ from __future__ import annotations
 import param
 
 from .settings import setting
+
+
+def n_layers(
+    max_layers: int, min_layers: int = 1, doc: str | None = None, shown: bool = True
+) -> param.Integer:
+    """The number of layers; ``shown=False`` keeps it off the page and out of links."""
+    return param.Integer(
+        default=12,
+        bounds=(min_layers, max_layers),
+        label="Layers",
+        doc=doc or "Number of layers in the model.",
+        **({"metadata": setting("layers")} if shown else {"precedence": -1}),
+    )
+
+
+def ranks(label: str = "Ranks", doc: str | None = None) -> param.Integer:
+    """Data-parallel ranks in the ring, which set each transfer's cost."""
+    return param.Integer(
+        default=8,
+        bounds=(2, 4096),
+        label=label,
+        doc=doc or "Number of data-parallel ranks in the ring.",
+        metadata=setting("ranks"),
+    )
+
+
+def enqueue_ms(
+    default: float = 0.0, label: str = "Host enqueue time", doc: str | None = None
+) -> param.Number:
+    """The host's cost to launch one collective."""
+    return param.Number(
+        default=default,
+        bounds=(0.0, 100.0),
+        label=label,
+        doc=doc
+        or "Host time to issue one collective, in ms; buckets are issued one after another "
+        "in bucket order.",
+        metadata=setting("ms"),
+    )
+
+
+def slowdown_pct(
+    default: float = 0.0, label: str = "Straggler slowdown", doc: str | None = None
+) -> param.Number:
+    """How much slower a straggler's backward is."""
+    return param.Number(
+        default=default,
+        bounds=(0.0, 500.0),
+        label=label,
+        doc=doc
+        or "How much slower one rank's backward is, in %. Every rank needs every "
+        "gradient, so that rank decides when each layer is ready.",
+        metadata=setting("%"),
+    )
 
 
 def layers_per_bucket(max_layers: int, default: int = 3) -> param.Integer:

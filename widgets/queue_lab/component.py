@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..common.component import WidgetComponent
+from ..common.state_numbers import state_numbers
 from ..model.fluid_queue import FluidQueue, PredictionCheck
 from ..model.timeline import Clock
 from . import text
@@ -56,8 +57,8 @@ class QueueLab(WidgetComponent):
         drain = model.drain()
         return {
             "horizon": clock.horizon,
-            "run": {"x": _numbers(xs), "y": _numbers(ys)},
-            "edits": {"x": _numbers(starts), "y": _numbers(model.length_at(starts))},
+            "run": {"x": state_numbers(xs), "y": state_numbers(ys)},
+            "edits": {"x": state_numbers(starts), "y": state_numbers(model.length_at(starts))},
             "now": {"t": clock.now(), "length": model.length()},
             "segment": {
                 "start": seg.start,
@@ -96,10 +97,6 @@ class QueueLab(WidgetComponent):
 
     def describe(self) -> str:
         return text.description(self.settings, self.clock.now(), self.clock.horizon)
-
-
-def _numbers(values) -> list[float]:
-    return [float(v) for v in values]
 
 
 def _check(check: PredictionCheck | None, missing: str) -> dict | None:

@@ -12,6 +12,7 @@ from traces import QUANTITIES, Trace, error_pct, refusal, summarize
 from traces import measure as measure_trace
 from traces.shipped import DESCRIPTIONS
 
+from ..common.state_numbers import state_numbers
 from .model import TraceViewResult
 from .text import (
     cores_known,
@@ -106,18 +107,18 @@ def rank_lanes(r: TraceViewResult, rank: int) -> dict:
         "rank": rank,
         "run_rank": run_rank(r.trace, rank),
         "layers": {
-            "start": _numbers(r.layer_start[rank]),
-            "end": _numbers(r.layer_end[rank]),
+            "start": state_numbers(r.layer_start[rank]),
+            "end": state_numbers(r.layer_end[rank]),
             "bucket": [int(b) for b in r.trace.parameter_bucket],
         },
         "comm": {
-            "start": _numbers(r.bucket_start[rank]),
-            "issue": _numbers(r.bucket_issue[rank]),
-            "end": _numbers(r.bucket_complete[rank]),
-            "ready": _numbers(r.bucket_ready[rank]),
+            "start": state_numbers(r.bucket_start[rank]),
+            "issue": state_numbers(r.bucket_issue[rank]),
+            "end": state_numbers(r.bucket_complete[rank]),
+            "ready": state_numbers(r.bucket_ready[rank]),
             "defines": [bool(r.defining_rank[b] == rank) for b in range(r.n_buckets)],
         },
-        "optimizer": _numbers([r.optimizer_start[rank], r.optimizer_end[rank]]),
+        "optimizer": state_numbers([r.optimizer_start[rank], r.optimizer_end[rank]]),
         "backward_return": round(float(r.backward_return[rank]), 4),
         "model": None,
     }
@@ -128,16 +129,16 @@ def rank_lanes(r: TraceViewResult, rank: int) -> dict:
     opt = r.predicted_optimizer_start
     lane["model"] = {
         "layers": {
-            "start": _numbers(s.layer_start[k]),
-            "end": _numbers(s.layer_ready[k]),
+            "start": state_numbers(s.layer_start[k]),
+            "end": state_numbers(s.layer_ready[k]),
             "bucket": [int(b) for b in s.layer_bucket],
         },
         "comm": {
-            "start": _numbers(s.bucket_launch[k]),
-            "end": _numbers(s.bucket_end),
-            "ready": _numbers(s.bucket_ready[k]),
+            "start": state_numbers(s.bucket_launch[k]),
+            "end": state_numbers(s.bucket_end),
+            "ready": state_numbers(s.bucket_ready[k]),
         },
-        "optimizer": _numbers([opt, opt + r.fit.after_return_ms]),
+        "optimizer": state_numbers([opt, opt + r.fit.after_return_ms]),
     }
     return lane
 
@@ -241,11 +242,6 @@ def chart_table(r: TraceViewResult, lanes: list[dict]) -> dict:
     }
 
 
-def _numbers(values) -> list[float]:
-    """Times for the page, to 0.1 µs (the page shows 0.01 ms)."""
-    return [round(float(v), 4) for v in values]
-
-
 def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
@@ -271,7 +267,7 @@ def fit_state(r: TraceViewResult) -> dict:
         "overhead_ms": float(f.overhead_ms),
         "bandwidth_gbps": float(f.bandwidth_gbps),
         "contention": float(f.contention),
-        "rank_contention": _numbers(f.rank_contention),
+        "rank_contention": state_numbers(f.rank_contention),
         "transfer_contention": float(f.transfer_contention),
         "backward_quality": {
             "r2": _finite(f.backward_quality.r2),

@@ -6,7 +6,7 @@ bucket each tensor joins, DDP's rules), ``link`` (launch in bucket order, the
 link, the vectorised engine), ``schedule`` (the ``Schedule`` record),
 ``intervals`` (what a view draws), ``regimes`` (what sets the step),
 ``sweep`` (every bucket size at once), ``rates`` (the fluid picture's
-averages), ``presets``, ``config`` (``BucketConfig``, the settings) and
+averages), ``config`` (``BucketConfig``, the settings) and
 ``step`` (one step's schedule from the settings). This package re-exports
 the public API.
 
@@ -27,7 +27,6 @@ from .config import MAX_LAYERS, BucketConfig, LayerProfile
 from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
 from .intervals import BucketIntervals, IntervalKind, Lane, schedule_intervals
 from .link import evaluate, launch_times, link_schedule
-from .presets import PRESET_DESCRIPTIONS, PRESETS, from_preset
 from .rates import average_rates
 from .regimes import LATENCY_SHARE, REGIMES, TOLERANCE_MS, Regime, RegimeKind, Suggestion
 from .schedule import Schedule, build_schedule, schedule_arrays
@@ -48,8 +47,6 @@ __all__ = [
     "LATENCY_SHARE",
     "MAX_LAYERS",
     "MB_PER_MIB",
-    "PRESETS",
-    "PRESET_DESCRIPTIONS",
     "REGIMES",
     "TOLERANCE_MS",
     "BucketConfig",
@@ -73,7 +70,6 @@ __all__ = [
     "ddp_assignment",
     "default_caps",
     "evaluate",
-    "from_preset",
     "gradient_tensors",
     "launch_times",
     "layer_assignment",

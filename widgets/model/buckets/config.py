@@ -41,33 +41,14 @@ class LayerProfile(param.Array):
 class BucketConfig(param.Parameterized):
     """Every setting of the bucket timeline, one declaration each."""
 
-    n_layers = param.Integer(
-        default=12,
-        bounds=(1, MAX_LAYERS),
-        label="Layers",
-        precedence=-1,
-        doc="Number of layers in the model.",
-    )
+    n_layers = step_settings.n_layers(MAX_LAYERS, shown=False)
     layers_per_bucket = step_settings.layers_per_bucket(12)
     backward_ms = step_settings.backward_ms()
     grad_mb = step_settings.grad_mb()
     bandwidth = step_settings.bandwidth()
     latency_ms = step_settings.latency_ms()
-    ranks = param.Integer(
-        default=8,
-        bounds=(2, 4096),
-        label="Ranks",
-        doc="Number of data-parallel ranks in the ring.",
-        metadata=setting("ranks"),
-    )
-    straggler_pct = param.Number(
-        default=0.0,
-        bounds=(0.0, 500.0),
-        label="Straggler slowdown",
-        doc="How much slower one rank's backward is, in %. Every rank needs every "
-        "gradient, so that rank decides when each layer is ready.",
-        metadata=setting("%"),
-    )
+    ranks = step_settings.ranks()
+    straggler_pct = step_settings.slowdown_pct()
     bucket_cap_mb = param.Number(
         default=None,
         allow_None=True,
@@ -104,14 +85,7 @@ class BucketConfig(param.Parameterized):
         "reverse registration order, and never rebuilt, even in iteration 0.",
         metadata=setting(),
     )
-    enqueue_ms = param.Number(
-        default=0.0,
-        bounds=(0.0, 100.0),
-        label="Host enqueue time",
-        doc="Host time to issue one collective, in ms; buckets are issued one after another "
-        "in bucket order.",
-        metadata=setting("ms"),
-    )
+    enqueue_ms = step_settings.enqueue_ms()
     forward_ms = step_settings.forward_ms()
     optimizer_ms = step_settings.optimizer_ms()
     layer_backward_ms = LayerProfile(

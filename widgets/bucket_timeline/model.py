@@ -1,18 +1,23 @@
-"""Presets: one configuration per regime, each setting every parameter."""
+"""The bucket timeline's settings: ``BucketConfig`` and the preset they started from.
+
+The registry registers ``TimelineSettings`` and the component uses it; the
+presets are its named configurations (``widgets.model.named``), one per
+regime, each checked by the tests to show it. A typed backward time or
+gradient size applies to every layer, so it replaces a preset's per-layer
+profile (``PROFILE_OF``).
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import param
 
-from .config import BucketConfig
+from ..model.buckets import BucketConfig
+from ..model.named import NamedConfigurations
+from ..model.settings import entry
 
-_DEFAULTS = {
-    name: BucketConfig.param[name].default for name in BucketConfig.param if name != "name"
-}
-
-
-def _preset(**overrides) -> dict:
-    return {**_DEFAULTS, **overrides}
+#: A uniform setting and the per-layer profile a typed value of it replaces.
+PROFILE_OF = {"backward_ms": "layer_backward_ms", "grad_mb": "layer_grad_mb"}
 
 
 def _frozen(values: list[float]) -> np.ndarray:
@@ -21,31 +26,31 @@ def _frozen(values: list[float]) -> np.ndarray:
     return a
 
 
-# Each preset sets every parameter, so applying one never inherits a profile or a
-# cap from the previous preset. The regime each one shows is checked by the tests.
-PRESETS: dict[str, dict] = {
+# What each preset sets apart from the defaults (every other setting is its default, so
+# loading one never inherits a profile or a cap). The regime each shows is tested.
+_OWN: dict[str, dict] = {
     # Each bucket's 5.95 ms transfer fits in the 6 ms of backward that follows it.
-    "Overlap works": _preset(),
+    "Overlap works": {},
     # 12 buckets each pay 2(p-1) x 0.2 = 2.8 ms of latency for 0.35 ms of traffic.
-    "Latency-bound": _preset(layers_per_bucket=1, latency_ms=0.2, grad_mb=5.0),
+    "Latency-bound": dict(layers_per_bucket=1, latency_ms=0.2, grad_mb=5.0),
     # Backward 10% faster on the same link: each 5.95 ms transfer gets 5.4 ms.
-    "Link saturated": _preset(backward_ms=1.8),
+    "Link saturated": dict(backward_ms=1.8),
     # Compute and link both twice as fast, but latency per step stays the same.
-    "Fast compute: transfers queue": _preset(
+    "Fast compute: transfers queue": dict(
         backward_ms=1.0, bandwidth=50.0, forward_ms=6.0, optimizer_ms=1.0
     ),
     # 21 ms of traffic against 12 ms of backward.
-    "Traffic exceeds compute": _preset(backward_ms=1.0),
+    "Traffic exceeds compute": dict(backward_ms=1.0),
     # Layer 1 is an embedding: cheap backward, 200 MB of gradient, ready last.
-    "Embedding layer": _preset(
+    "Embedding layer": dict(
         bandwidth=50.0,
         layer_backward_ms=_frozen([1.0] + [2.0] * 11),
         layer_grad_mb=_frozen([200.0] + [25.0] * 11),
     ),
     # "Link saturated" with one rank 50% slower: the link keeps up, the step does not.
-    "Straggler": _preset(backward_ms=1.8, straggler_pct=50.0),
+    "Straggler": dict(backward_ms=1.8, straggler_pct=50.0),
     # Layer 12 (the head) uses layer 1's 200 MB weight: one tensor, ready at the end.
-    "Tied embeddings": _preset(
+    "Tied embeddings": dict(
         bandwidth=50.0,
         tied_embeddings=True,
         layer_backward_ms=_frozen([1.0] + [2.0] * 11),
@@ -54,7 +59,7 @@ PRESETS: dict[str, dict] = {
     # Layer 6's module is registered last in __init__; with find_unused_parameters=True
     # the buckets follow reverse registration: bucket 0 = layers 6, 12, 11, ready only
     # when layer 6 is (14 ms), and bucket 1 (ready at 10 ms) waits for it.
-    "Reordered module": _preset(
+    "Reordered module": dict(
         find_unused_parameters=True,
         layer_registration=_frozen([1, 2, 3, 4, 5, 12, 6, 7, 8, 9, 10, 11]),
     ),
@@ -84,6 +89,18 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
 }
 
 
-def from_preset(name: str, **overrides) -> BucketConfig:
-    """A configuration set to one of ``PRESETS``, then ``overrides``."""
-    return BucketConfig(**{**PRESETS[name], **overrides})
+class TimelineSettings(BucketConfig):
+    """The bucket timeline's settings and the preset they started from."""
+
+    preset = param.Selector(
+        default="Overlap works",
+        objects=list(_OWN),
+        label="Preset",
+        doc="A configuration that shows one regime; choosing one loads it as a new experiment.",
+        metadata=entry(hint="Choosing one loads it as a new experiment."),
+    )
+
+
+PRESETS = NamedConfigurations(
+    TimelineSettings, "preset", _OWN, PRESET_DESCRIPTIONS, replaces=PROFILE_OF
+)

@@ -1,10 +1,7 @@
-"""Many ranks, real events: the settings of the ranks view and what they give.
-
-(Longer than most modules: about a third of it is this docstring, the worked
-semantics of each scenario, which belongs next to the code it describes.)
+"""Many ranks, real events: the ranks view's settings, its scenarios, and what they give.
 
 ``RanksConfig`` holds every setting once; ``RanksConfig.result()`` turns them
-into a ``RanksResult``: either a schedule on every drawn rank (solved by
+into a ``RanksResult`` (``result``): either a schedule on every drawn rank (solved by
 ``ranks.rank_schedule``, event by event) or, when ranks disagree on which
 collectives they run, a ``Disagreement`` and no timeline.
 
@@ -46,15 +43,16 @@ view states what PyTorch does); topology; stream priority.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import param
 
-from . import step_settings
-from .buckets import BucketConfig, assign_by_count, ring_allreduce_ms
-from .ranks import RankSchedule, rank_schedule
-from .settings import setting
+from ..model import step_settings
+from ..model.buckets import BucketConfig, assign_by_count, ring_allreduce_ms
+from ..model.named import NamedConfigurations
+from ..model.rank_schedule import RankSchedule
+from ..model.ranks import rank_schedule
+from ..model.settings import setting
+from .result import Collective, Disagreement, RanksResult, RanksSweep
 
 ONE_SLOW = "One slow rank"
 TWO_PARTIAL = "Two partial stragglers"
@@ -62,7 +60,7 @@ DATA_LOADING = "Data loading delays one rank"
 JITTER = "Jitter"
 CONTENTION = "Contention: busier but slower"
 DISAGREE = "Ranks disagree"
-SCENARIOS = (ONE_SLOW, TWO_PARTIAL, DATA_LOADING, JITTER, CONTENTION, DISAGREE)
+SCENARIO_NAMES = (ONE_SLOW, TWO_PARTIAL, DATA_LOADING, JITTER, CONTENTION, DISAGREE)
 MAX_DRAWN = 8
 MAX_LAYERS = 24
 
@@ -77,20 +75,13 @@ class RanksConfig(param.Parameterized):
         doc="How many ranks the timeline draws, each with its own backward.",
         metadata=setting("ranks"),
     )
-    ranks = param.Integer(
-        default=8,
-        bounds=(2, 4096),
-        label="Ring ranks",
+    ranks = step_settings.ranks(
+        "Ring ranks",
         doc="Ranks in the ring all-reduce, which sets each transfer's cost; the drawn "
         "ranks are the first of them (never fewer than the drawn ranks).",
-        metadata=setting("ranks"),
     )
-    n_layers = param.Integer(
-        default=12,
-        bounds=(2, MAX_LAYERS),
-        label="Layers",
-        doc="Number of layers; backward runs from the last to the first.",
-        metadata=setting("layers"),
+    n_layers = step_settings.n_layers(
+        MAX_LAYERS, 2, doc="Number of layers; backward runs from the last to the first."
     )
     layers_per_bucket = step_settings.layers_per_bucket(MAX_LAYERS)
     backward_ms = step_settings.backward_ms(
@@ -99,13 +90,11 @@ class RanksConfig(param.Parameterized):
     grad_mb = step_settings.grad_mb()
     bandwidth = step_settings.bandwidth()
     latency_ms = step_settings.latency_ms()
-    enqueue_ms = param.Number(
-        default=0.05,
-        bounds=(0.0, 100.0),
-        label="Host enqueue cost",
+    enqueue_ms = step_settings.enqueue_ms(
+        0.05,
+        "Host enqueue cost",
         doc="Host time to launch one collective, in ms: the call returns after this, "
         "long before the collective completes.",
-        metadata=setting("ms"),
     )
     contention = param.Number(
         default=0.0,
@@ -115,13 +104,11 @@ class RanksConfig(param.Parameterized):
         "(communication takes compute units on a GPU, cores on a CPU).",
         metadata=setting("", hint="0 to 10; 1 halves backward speed during a transfer"),
     )
-    slowdown_pct = param.Number(
-        default=50.0,
-        bounds=(0.0, 500.0),
-        label="Slowdown",
+    slowdown_pct = step_settings.slowdown_pct(
+        50.0,
+        "Slowdown",
         doc="How much slower a straggler's backward is, in %: rank 0's in One slow rank "
         "(rank 1's is twice this in Two partial stragglers); the largest jitter.",
-        metadata=setting("%"),
     )
     delay_ms = param.Number(
         default=6.0,
@@ -144,18 +131,11 @@ class RanksConfig(param.Parameterized):
     )
     scenario = param.Selector(
         default=ONE_SLOW,
-        objects=list(SCENARIOS),
+        objects=list(SCENARIO_NAMES),
         label="Scenario",
         doc="How the ranks differ. Choosing one also loads its settings.",
         metadata=setting("", hint="How the ranks differ; loads its settings."),
     )
-
-    @classmethod
-    def from_scenario(cls, name: str, **overrides) -> RanksConfig:
-        """A configuration set to one of ``SCENARIO_SETTINGS``, then ``overrides``."""
-        return cls(**{**SCENARIO_SETTINGS[name], **overrides})
-
-    # -- what the settings mean -------------------------------------------------------
 
     @property
     def ring_ranks(self) -> int:
@@ -272,157 +252,20 @@ class RanksConfig(param.Parameterized):
         )
 
 
-@dataclass(frozen=True)
-class Collective:
-    """One launched all-reduce: which bucket, how many MB."""
-
-    bucket: int
-    size_mb: float
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """Ranks that run different collectives: there is no timeline, only sequences.
-
-    Rank ``skipping_rank`` takes a branch that never produces layer
-    ``skipped_layer``'s gradient (a skipped layer, or a parameter left unused
-    without ``find_unused_parameters=True``). Its bucket ``mismatch_index`` is
-    then never ready there, and since buckets launch in index order, neither
-    it nor any later bucket is ever launched on that rank: the sequences agree
-    on collectives ``0 .. mismatch_index - 1`` and stop matching at collective
-    ``mismatch_index``, where every other rank waits for a partner that never
-    comes. Example: 12 layers, 3 per bucket, rank 1 skips layer 7: buckets hold
-    layers 12–10, 9–7, 6–4, 3–1, so the sequences stop matching at collective 1
-    (bucket 1); rank 1 has launched only bucket 0.
-    """
-
-    sequences: tuple[tuple[Collective, ...], ...]  # per shown rank, in launch order
-    mismatch_index: int
-    skipping_rank: int
-    skipped_layer: int
-
-    @property
-    def matched(self) -> int:
-        """Collectives every rank launched before the sequences stop matching."""
-        return self.mismatch_index
-
-    @property
-    def waiting_ranks(self) -> list[int]:
-        """The ranks that launch the mismatched collective and wait in it."""
-        return [r for r, seq in enumerate(self.sequences) if len(seq) > self.mismatch_index]
-
-    def outcome(self) -> str:
-        """What happens to the job, as PyTorch reports it."""
-        k, r, layer = self.mismatch_index, self.skipping_rank, self.skipped_layer
-        others = ", ".join(str(x) for x in self.waiting_ranks)
-        return (
-            f"The job hangs at collective {k}. Ranks {others} launch the all-reduce of bucket "
-            f"{k} and wait in it for rank {r}, which never launches it: layer {layer}'s "
-            f"gradient never arrives there, and buckets launch in index order, so no later "
-            f"bucket launches on rank {r} either. The waiting ranks stay blocked until the "
-            "collective times out (an NCCL watchdog or gloo timeout error). Rank "
-            f"{r}'s backward returns with bucket {k} unreduced, and its next iteration fails "
-            "with “Expected to have finished reduction in the prior iteration before starting "
-            "a new one”. With TORCH_DISTRIBUTED_DEBUG=DETAIL, PyTorch checks that every rank "
-            f"runs the same collective, reports the mismatch, and names the parameters that "
-            f"received no gradient on rank {r}."
-        )
-
-    @staticmethod
-    def fix() -> str:
-        """What makes the ranks agree again."""
-        return (
-            "Make every rank run the same branch (the same layers, every step), or construct "
-            "DDP with find_unused_parameters=True: it marks parameters that got no gradient "
-            "as ready after forward, so their bucket still launches on every rank (at the "
-            "cost of a graph traversal every step)."
-        )
-
-
-@dataclass(frozen=True, eq=False)
-class RanksResult:
-    """The ranks view's numbers: a schedule, or a disagreement and no timeline."""
-
-    scenario: str
-    bucket_layers: tuple[np.ndarray, ...]  # per bucket, its layers (1-based), highest first
-    bucket_size_mb: np.ndarray
-    transfer_ms: np.ndarray  # at full speed
-    ring_ranks: int
-    forward_ms: float
-    optimizer_ms: float
-    schedule: RankSchedule | None
-    disagreement: Disagreement | None
-
-    @property
-    def n_buckets(self) -> int:
-        """Number of buckets."""
-        return self.bucket_size_mb.size
-
-    @property
-    def step_time(self) -> float:
-        """Forward + start of the optimizer + optimizer (NaN when there is no timeline)."""
-        if self.schedule is None:
-            return float("nan")
-        return self.forward_ms + self.schedule.optimizer_start + self.optimizer_ms
-
-    @property
-    def fastest_rank(self) -> int:
-        """The rank whose backward ends first (it idles longest)."""
-        return int(np.argmin(self.schedule.backward_end))
-
-    @property
-    def fastest_idle_ms(self) -> float:
-        """How long the fastest rank waits between its backward end and the optimizer."""
-        return float(self.schedule.idle_ms[self.fastest_rank])
-
-    @property
-    def defining_mask(self) -> np.ndarray:
-        """(R, B) every rank whose launch of a bucket was the last (ties give several)."""
-        launch = self.schedule.bucket_launch
-        tol = 1e-9 * max(1.0, float(np.abs(launch).max()))
-        return launch >= launch.max(axis=0) - tol
-
-    @property
-    def tied(self) -> np.ndarray:
-        """(B,) whether more than one rank launched a bucket last, at the same time."""
-        return self.defining_mask.sum(axis=0) > 1
-
-    @property
-    def global_ready(self) -> np.ndarray:
-        """(B,) when each bucket is ready on every rank: the latest rank's readiness."""
-        return self.schedule.bucket_ready.max(axis=0)
-
-    @property
-    def defining_ranks(self) -> np.ndarray:
-        """(B,) the rank whose launch came last, so defined when each bucket could start."""
-        return self.schedule.bucket_defining_rank
-
-    def issue_to_completion(self, rank: int = 0) -> np.ndarray:
-        """(B,) time from a rank's launch of each collective to its completion."""
-        s = self.schedule
-        return s.bucket_end - s.bucket_launch[rank]
-
-
-SCENARIO_SETTINGS: dict[str, dict] = {
-    name: {
-        **{k: RanksConfig.param[k].default for k in RanksConfig.param if k != "name"},
-        "scenario": name,
-    }
-    for name in SCENARIOS
+# What each scenario sets apart from the defaults (``SCENARIOS`` fills in the rest).
+_OWN: dict[str, dict] = {
+    # The bucket timeline's Straggler preset, with each rank drawn: the on-time ranks'
+    # 16.75 ms of waiting becomes visible.
+    ONE_SLOW: dict(backward_ms=1.8, slowdown_pct=50.0),
+    # Two layers per bucket, so that each bucket sits within one straggler's half.
+    TWO_PARTIAL: dict(backward_ms=2.0, layers_per_bucket=2, slowdown_pct=50.0),
+    DATA_LOADING: dict(backward_ms=2.0, delay_ms=6.0),
+    JITTER: dict(backward_ms=2.0, slowdown_pct=40.0, seed=1),
+    # Without contention one layer per bucket is the fastest setting here; with c = 1
+    # it overlaps most (92 %) and is slower than five layers per bucket.
+    CONTENTION: dict(backward_ms=2.0, layers_per_bucket=1, contention=1.0, bandwidth=50.0),
+    DISAGREE: dict(backward_ms=2.0),
 }
-# The bucket timeline's Straggler preset, with each rank drawn: the on-time ranks'
-# 16.75 ms of waiting becomes visible.
-SCENARIO_SETTINGS[ONE_SLOW].update(backward_ms=1.8, slowdown_pct=50.0)
-# Two layers per bucket, so that each bucket sits within one straggler's half.
-SCENARIO_SETTINGS[TWO_PARTIAL].update(backward_ms=2.0, layers_per_bucket=2, slowdown_pct=50.0)
-SCENARIO_SETTINGS[DATA_LOADING].update(backward_ms=2.0, delay_ms=6.0)
-SCENARIO_SETTINGS[JITTER].update(backward_ms=2.0, slowdown_pct=40.0, seed=1)
-# Without contention one layer per bucket is the fastest setting here; with c = 1
-# it overlaps most (92 %) and is slower than five layers per bucket.
-SCENARIO_SETTINGS[CONTENTION].update(
-    backward_ms=2.0, layers_per_bucket=1, contention=1.0, bandwidth=50.0
-)
-SCENARIO_SETTINGS[DISAGREE].update(backward_ms=2.0)
 
 SCENARIO_DESCRIPTIONS: dict[str, str] = {
     ONE_SLOW: "Rank 0's backward is slower on every layer: it defines every bucket's "
@@ -439,21 +282,7 @@ SCENARIO_DESCRIPTIONS: dict[str, str] = {
     "same collectives, and the job hangs.",
 }
 
-
-@dataclass(frozen=True, eq=False)
-class RanksSweep:
-    """Step time and overlap share for every layers-per-bucket value, 1..n."""
-
-    setting: np.ndarray
-    n_buckets: np.ndarray
-    step_time: np.ndarray
-    overlap_fraction: np.ndarray
-
-    @property
-    def best_index(self) -> int:
-        """The shortest step (ties go to the larger bucket)."""
-        step = self.step_time
-        return int(np.flatnonzero(np.isclose(step, step.min(), rtol=1e-12, atol=0.0))[-1])
+SCENARIOS = NamedConfigurations(RanksConfig, "scenario", _OWN, SCENARIO_DESCRIPTIONS)
 
 
 def sweep_layers_per_bucket(config: RanksConfig) -> RanksSweep:
