@@ -54,7 +54,8 @@ from .intervals import merge
 from .profiler_events import EventCollector, file_metadata
 from .profiler_match import pair_launches, run_times
 from .profiler_read import MAX_PROFILE_BYTES, MAX_UNCOMPRESSED_BYTES, ProfileError, read_events
-from .profiler_sizes import collective_bytes, dtype_bytes
+from .profiler_runs import no_steps_message
+from .profiler_sizes import collective_bytes, dtype_bytes, sizes_from_enclosing
 from .profiler_steps import Collective, Profile, RankProfile, RankStep
 
 __all__ = [
@@ -79,8 +80,9 @@ def read_profile(
     """Read one rank's profile file (``.json`` or ``.json.gz``, or its bytes).
 
     Raises ``ProfileError`` for a file that can't be read (see ``profiler_read``),
-    one without ``ProfilerStep#N`` ranges, without collectives, or without an
-    all-reduce launched during backward in any step.
+    and for one without a DDP step to import, saying what the run is instead
+    (``profiler_runs``). A collective that is not a bucket and whose run is not
+    found is noted, never fatal; unknown sizes are None and noted.
     """
     label = name or (Path(source).name if not isinstance(source, bytes) else "profile")
     got = EventCollector(label)
@@ -88,41 +90,66 @@ def read_profile(
         source, got, name=label, max_bytes=max_bytes, max_uncompressed=max_uncompressed
     )
     meta = file_metadata(top)
-    if not got.steps:
-        raise ProfileError(
-            f"{label}: no ProfilerStep#N ranges; profile with a schedule and call prof.step() "
-            "after every iteration"
-        )
     nccl_kernels = [k for k in got.kernels if k[5] is not None]
     backend = meta.get("backend") or (
         "nccl" if got.nccl_ops or nccl_kernels else "gloo" if got.gloo_ops else "unknown"
     )
     if backend == "nccl":
         launches = sorted(got.nccl_ops or got.c10d_ops, key=lambda o: o[1])
+        # Older Kineto puts no sizes on nccl:* ops; the c10d op around one has its shapes.
+        launches = sizes_from_enclosing(launches, sorted(got.c10d_ops, key=lambda o: o[1]))
         runs: list[tuple] = nccl_kernels
     else:
         launches = sorted(got.c10d_ops, key=lambda o: o[1])
         runs = got.gloo_ops
-    if not launches or not runs:
+    notes: list[str] = []
+
+    def refuse() -> ProfileError:
+        return ProfileError(
+            no_steps_message(
+                label,
+                steps=got.steps,
+                launches=launches,
+                forwards=len(got.forwards),
+                optimizers=got.optimizers,
+                world_size=meta.get("world_size"),
+                notes=notes,
+            )
+        )
+
+    if not got.steps or not launches:
+        raise refuse()
+    if not runs:
         wanted = (
-            "nccl:* ops and NCCL kernels" if backend == "nccl" else "c10d:: ops and gloo:* ranges"
+            "NCCL kernels (profile with ProfilerActivity.CUDA)"
+            if backend == "nccl"
+            else ("gloo:* ranges")
         )
         raise ProfileError(
-            f"{label}: no collectives (no {wanted}); "
-            "was this a distributed (DDP) run, profiled during training iterations?"
+            f"{label}: {len(launches)} collective launches but nothing that ran them (no "
+            f"{wanted}); was this profiled during training iterations?"
         )
-    paired = pair_launches(launches, runs)
+    paired = pair_launches(launches, runs, got.launches)
     index = _Index(got, launches, {k[2] for k in nccl_kernels})
-    notes: list[str] = []
     rank = meta.get("rank", 0)
+    unmatched: dict[str, list[int]] = {}
     steps = []
     for number, s, e in sorted(got.steps, key=lambda t: t[1]):
-        step = _step(index, label, number, s, e, launches, paired, rank, notes)
+        step = _step(index, label, number, s, e, launches, paired, rank, notes, unmatched)
         if step is not None:
             steps.append(step)
+    for kind, numbers in sorted(unmatched.items()):
+        shown = ", ".join(f"#{n}" for n in numbers[:3]) + (", ..." if len(numbers) > 3 else "")
+        notes.append(
+            f"{len(numbers)} {kind} launches with no run found (ProfilerStep{shown}): "
+            "left out of the collectives, their steps kept"
+        )
     if not steps:
-        raise ProfileError(
-            f"{label}: no step has an all-reduce launched during backward ({'; '.join(notes[:3])})"
+        raise refuse()
+    if any(b.bytes is None for s in steps for b in s.buckets):
+        notes.append(
+            "bucket sizes unknown (no 'In msg nelems' on the kernels and no shapes: record "
+            "with record_shapes=True): times hold, bandwidth cannot be fitted from them"
         )
     if not got.accumulate:
         notes.append("no AccumulateGrad ops: gradient readiness is not in this profile")
@@ -186,6 +213,7 @@ def _step(
     paired: list[tuple | None],
     rank: int,
     notes: list[str],
+    unmatched: dict[str, list[int]],
 ) -> RankStep | None:
     device = index.device
     opt = next(((a, b) for a, b in index.optimizers if s <= a < e), None)
@@ -198,13 +226,16 @@ def _step(
     buckets, others = [], []
     for k in range(*index.between(index.launch_ts, s, e).indices(len(launches))):
         launch, run = launches[k], paired[k]
-        if run is None:
-            notes.append(
-                f"ProfilerStep#{number}: a {launch[0]} launch with nothing that ran it, "
-                "step left out"
-            )
-            return None
         in_backward = fwd_end <= launch[1] < window_end
+        if run is None:
+            if launch[0] == "all_reduce" and in_backward:
+                notes.append(
+                    f"ProfilerStep#{number}: a bucket all-reduce with nothing that ran it, "
+                    "step left out"
+                )
+                return None
+            unmatched.setdefault(launch[0], []).append(number)
+            continue
         start, end = run_times(run)
         if not device and opt is not None and in_backward:
             # DDP lets backward return, and the optimizer start, only once every
@@ -228,11 +259,6 @@ def _step(
     if not buckets:
         notes.append(f"ProfilerStep#{number}: no all-reduce launched during backward, left out")
         return None
-    if any(b.bytes is None for b in buckets):
-        raise ProfileError(
-            f"{label}: ProfilerStep#{number}: an all-reduce without its size (record with "
-            "record_shapes=True, or a torch whose NCCL kernels carry 'In msg nelems')"
-        )
     compute = [
         (p[1], p[2]) for p in index.pieces[index.between(index.piece_key, fwd_end, window_end)]
     ]

@@ -21,7 +21,14 @@ from .profiler_sizes import dims_elements, element_count, first_type
 MAX_TIME_US = 1e17  # year ~5100 as Unix time
 MAX_DURATION_US = 1e12  # ~11.6 days: no op or kernel of a training step lasts longer
 
-_NCCL_KERNEL = re.compile(r"^nccl(?:Dev)?Kernel_([A-Za-z]+)")
+# Every NCCL/RCCL kernel family's names: ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL >= 2.19),
+# ncclKernel_AllReduce_RING_LL_Sum_float (older NCCL, RCCL), ncclAllReduceRingLLKernel_sum_f32
+# (NCCL 2.7), ncclDevKernel_SendRecv / ncclDevKernel_Generic (grouped or fused work).
+_COMM_KERNEL = re.compile(r"^[nr]ccl.*Kernel")
+_KERNEL_FAMILY = re.compile(
+    r"^[nr]ccl(?:Dev)?(?:Kernel_)?"
+    r"(AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|SendRecv|Send|Recv|AllToAll|Generic)"
+)
 _KIND_NAMES = {
     "allreduce": "all_reduce",
     "broadcast": "broadcast",
@@ -29,6 +36,11 @@ _KIND_NAMES = {
     "reducescatter": "reduce_scatter",
     "reduce": "reduce",
     "alltoall": "all_to_all",
+    "alltoallv": "all_to_all",
+    "alltoallbase": "all_to_all",
+    "allgatherintotensor": "all_gather",
+    "reducescattertensor": "reduce_scatter",
+    "generic": "generic",
     "barrier": "barrier",
     "gather": "gather",
     "scatter": "scatter",
@@ -147,10 +159,12 @@ class EventCollector:
         kind = None
         elements = None
         dtype = None
-        m = _NCCL_KERNEL.match(name)
-        if m is not None or "Collective name" in args:
-            collective = args.get("Collective name")
-            kind = collective_kind(collective if isinstance(collective, str) else m.group(1))
+        collective = args.get("Collective name")
+        if isinstance(collective, str) or _COMM_KERNEL.match(name) is not None:
+            if not isinstance(collective, str):
+                family = _KERNEL_FAMILY.match(name)
+                collective = family.group(1) if family is not None else "generic"
+            kind = collective_kind(collective)
             elements = element_count(args.get("In msg nelems"), self.name, "In msg nelems")
             dtype = args.get("dtype") if isinstance(args.get("dtype"), str) else None
         self.kernels.append(

@@ -85,3 +85,31 @@ def collective_bytes(elements: int | None, dtype: str | None, name: str, what: s
             f"{name}: {what} has dtype {dtype[:40]!r}, whose size this import does not know"
         )
     return elements * size
+
+
+def sizes_from_enclosing(launches: list[tuple], ops: list[tuple]) -> list[tuple]:
+    """``launches`` (sorted by start), each without a size given the size of the op around it.
+
+    Both are collective op tuples (kind, start, end, id, elements, dtype); an op of
+    the same kind whose range holds the launch's start encloses it (``c10d::allreduce_``
+    around ``nccl:all_reduce``).
+    """
+    if not ops or all(launch[4] is not None for launch in launches):
+        return launches
+    out = []
+    k = 0
+    open_ops: list[tuple] = []
+    for launch in launches:
+        while k < len(ops) and ops[k][1] <= launch[1]:
+            open_ops.append(ops[k])
+            k += 1
+        open_ops = [op for op in open_ops if op[2] >= launch[1]]
+        if launch[4] is None:
+            around = next(
+                (op for op in reversed(open_ops) if op[0] == launch[0] and op[4] is not None),
+                None,
+            )
+            if around is not None:
+                launch = (*launch[:4], around[4], around[5])
+        out.append(launch)
+    return out
