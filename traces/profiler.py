@@ -7,15 +7,19 @@ kernels' device times on the host's clock):
 - **buckets**: the all-reduces DDP launches during backward, i.e. launched
   between the end of ``DistributedDataParallel.forward`` and ``Optimizer.step#...``,
   in launch order (bucket index 0 is launched first). With NCCL the
-  ``nccl:all_reduce`` CPU op is the launch and the all-reduce kernel it queued
-  (``ncclDevKernel_AllReduce_...`` / ``ncclKernel_AllReduce_...``, matched by
-  ``External id``, else in launch order, as the communication stream runs them)
+  ``nccl:all_reduce`` CPU op is the launch and the kernel it queued (matched by
+  ``profiler_match``: id, correlation, then kind and order, on any stream)
   gives the start and end on the device; bytes are ``In msg nelems`` x the size
-  of ``dtype``. With gloo the launch is the ``c10d::allreduce_`` CPU op and the
-  ``gloo:all_reduce`` range on gloo's worker thread the start and end (host
-  times); bytes are the ``Input Dims`` x the size of the ``Input type``;
-- **other collectives** (broadcasts, all-gathers, all-reduces outside backward)
-  are kept apart with their names, never counted as buckets;
+  of ``dtype``, else the enclosing ``c10d::allreduce_``'s ``Input Dims`` x the
+  size of its ``Input type``, else unknown (None, and noted). With gloo the
+  launch is the ``c10d::allreduce_`` CPU op and the ``gloo:all_reduce`` range on
+  gloo's worker thread the start and end (host times); bytes from the shapes;
+- **other collectives** (all_to_all, broadcasts, all-gathers, reduce-scatters,
+  barriers, sends and receives, all-reduces outside backward) are kept apart
+  with their names, never counted as buckets; one whose run is not found is
+  noted and its step kept. A step is left out only for its own buckets (one
+  whose run is missing) or for having none; a file with no step left says
+  what the run is instead (``profiler_runs``);
 - **backward compute**: on GPUs the kernels on streams no collective runs on,
   launched between the end of forward and the optimizer (by their launch's
   ``correlation``; by device time where a kernel has none); on the CPU the ops

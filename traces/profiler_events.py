@@ -21,12 +21,13 @@ from .profiler_sizes import dims_elements, element_count, first_type
 MAX_TIME_US = 1e17  # year ~5100 as Unix time
 MAX_DURATION_US = 1e12  # ~11.6 days: no op or kernel of a training step lasts longer
 
-# Every NCCL/RCCL kernel family's names: ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL >= 2.19),
-# ncclKernel_AllReduce_RING_LL_Sum_float (older NCCL, RCCL), ncclAllReduceRingLLKernel_sum_f32
-# (NCCL 2.7), ncclDevKernel_SendRecv / ncclDevKernel_Generic (grouped or fused work).
-_COMM_KERNEL = re.compile(r"^[nr]ccl.*Kernel")
+# Every NCCL kernel family's names, which RCCL keeps: ncclDevKernel_AllReduce_Sum_f32_RING_LL
+# (NCCL >= 2.19), ncclKernel_AllReduce_RING_LL_Sum_float (older NCCL, RCCL),
+# ncclAllReduceRingLLKernel_sum_f32 (NCCL 2.7), ncclDevKernel_SendRecv and
+# ncclDevKernel_Generic_N (grouped or fused work; RCCL's newer kernels). HTA's test is the same.
+_COMM_KERNEL = re.compile(r"^nccl.*Kernel")
 _KERNEL_FAMILY = re.compile(
-    r"^[nr]ccl(?:Dev)?(?:Kernel_)?"
+    r"^nccl(?:Dev)?(?:Kernel_)?"
     r"(AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|SendRecv|Send|Recv|AllToAll|Generic)"
 )
 _KIND_NAMES = {

@@ -24,6 +24,7 @@ from kineto_builder import STEPS, ddp_run, write
 from app.cli import main
 from traces.profiler import ProfileError, import_profiles, read_profile
 from traces.profiler_convert import to_trace_document
+from traces.profiler_events import EventCollector
 from traces.summary import summary, summary_text
 from traces.upload import load_upload_files
 
@@ -114,3 +115,39 @@ def test_a_profile_without_steps_names_what_it_holds() -> None:
     doc["traceEvents"] = [e for e in doc["traceEvents"] if "ProfilerStep" not in e["name"]]
     with pytest.raises(ProfileError, match=r"no ProfilerStep#N ranges.*\(it holds 9 all_reduce"):
         read_profile(_bytes(doc), name="r0.json")
+
+
+@pytest.mark.parametrize(
+    ("kernel", "kind"),
+    [
+        ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "all_reduce"),
+        ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "all_reduce"),
+        ("ncclAllReduceRingLLKernel_sum_f32(ncclColl)", "all_reduce"),
+        ("ncclKernel_ReduceScatter_RING_SIMPLE_Sum_half", "reduce_scatter"),
+        ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "all_gather"),
+        ("ncclDevKernel_Broadcast_RING_LL", "broadcast"),
+        ("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", "send_recv"),
+        ("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", "generic"),
+        ("ampere_sgemm_128x64_nn", None),
+    ],
+)
+def test_every_nccl_and_rccl_kernel_family_is_a_collective(kernel: str, kind: str | None) -> None:
+    got = EventCollector("r0")
+    got({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": 1.0, "dur": 2.0,
+         "args": {"stream": 7, "device": 0}})  # fmt: skip
+    assert got.kernels[0][5] == kind
+
+
+def test_generic_kernels_carry_every_kind_in_order() -> None:
+    # Newer NCCL may run any collective as ncclDevKernel_Generic: matched by order alone,
+    # which cannot tell whose kernel is missing, so the kernel-less broadcast is left out.
+    doc = ddp_run(correlation=False)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e["name"] != "nccl:broadcast"]
+    for e in doc["traceEvents"]:
+        if e["cat"] == "kernel" and e["name"].startswith("nccl"):
+            e["name"] = "ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)"
+    profile = read_profile(_bytes(doc), name="r0.json")
+    assert len(profile.steps) == STEPS
+    for step in profile.steps:
+        assert [round(b.end_us - b.start_us) for b in step.buckets] == [900, 1400, 900]
+        assert [c.kind for c in step.others] == ["all_to_all"]
