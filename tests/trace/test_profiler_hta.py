@@ -19,7 +19,8 @@ tables), HTA's overlap is ours weighted by bucket time, with the other
 collectives' time added to the whole:
 ``sum_i overlap_i * B_i / sum_i (B_i + O_i)`` over steps i, B_i the union of the
 buckets and O_i the other collectives' durations. The test holds them within
-1 percentage point. A profile of host times (gloo on CPUs) has no kernels: HTA
+1 percentage point (on the benchmark's synthetic profile as well, of
+one step). A profile of host times (gloo on CPUs) has no kernels: HTA
 has no overlap to give (NaN), and ours is of host ranges, so nothing is compared
 but that HTA finds no kernel.
 """
@@ -35,6 +36,7 @@ import pytest
 from hta.trace_analysis import TraceAnalysis
 from kineto_builder import ddp_run, write
 
+from bench.profile_import import write_profile
 from traces.intervals import merge
 from traces.profiler import import_profiles
 from traces.shipped import profiled_example
@@ -78,6 +80,9 @@ def _copy(paths: list[Path], directory: Path) -> list[Path]:
 
 
 def _gpu_profiles(tmp_path: Path, which: str) -> list[Path]:
+    if which == "the benchmark's synthetic profile":
+        write_profile(tmp_path / "rank0.json", 1_000_000)
+        return [tmp_path / "rank0.json"]
     if which == "hand-built NCCL files":
         return _copy([PROFILES / "nccl_rank0.json", PROFILES / "nccl_rank1.json.gz"], tmp_path)
     return write(tmp_path, [ddp_run(r) for r in (0, 1)])
@@ -87,14 +92,14 @@ def _gpu_profiles(tmp_path: Path, which: str) -> list[Path]:
     "which",
     # Not the builder's variant without runtime launches: HTA keeps only kernels
     # whose launch it finds, so it has no kernel of that one to compare.
-    ["hand-built NCCL files", "production-shaped"],
+    ["hand-built NCCL files", "production-shaped", "the benchmark's synthetic profile"],
 )
 def test_overlap_and_kernel_durations_agree_with_hta(tmp_path, which) -> None:
     paths = _gpu_profiles(tmp_path, which)
     data = summary(import_profiles(paths))
     analysis = _hta(tmp_path)
     hta = analysis.get_comm_comp_overlap(visualize=False).set_index("rank")
-    for rank in (0, 1):
+    for rank in sorted({e["rank"] for it in data["iterations"] for e in it["ranks"]}):
         entries = [e for it in data["iterations"] for e in it["ranks"] if e["rank"] == rank]
         ours = _ours_as_hta_counts(entries)
         theirs = float(hta.loc[rank, "comp_comm_overlap_pctg"]) / 100
@@ -146,3 +151,14 @@ def test_hta_is_never_imported_by_the_product() -> None:
         for path in (product / folder).rglob("*.py"):
             text = path.read_text()
             assert "import hta" not in text and "from hta" not in text, path
+
+
+def test_the_production_shaped_run_by_hand(tmp_path) -> None:
+    # kineto_builder's table: per step 2300 us of the buckets' 3200 overlap compute; the
+    # all_to_all's SendRecv kernel (500 us) overlaps nothing: 2300 / 3700 on each rank.
+    _gpu_profiles(tmp_path, "production-shaped")
+    hta = _hta(tmp_path).get_comm_comp_overlap(visualize=False).set_index("rank")
+    for rank in (0, 1):
+        assert float(hta.loc[rank, "comp_comm_overlap_pctg"]) == pytest.approx(
+            100 * 2300 / 3700, abs=0.01
+        )
