@@ -72,6 +72,11 @@ def no_steps_message(
             f"{label}: no ProfilerStep#N ranges; profile with a schedule and call "
             f"prof.step() after every iteration{found}"
         )
+    if not launches and world_size is not None and world_size > 1:
+        return (
+            f"{label}: no collectives (no collective ops or runs) in a run of world size "
+            f"{world_size}; was it profiled during training iterations? {NEEDS}"
+        )
     if world_size == 1 or not launches:
         size = "world size 1" if world_size == 1 else "no collectives: no collective ops or runs"
         return (

@@ -93,8 +93,12 @@ def _without_collectives(doc: dict) -> dict:
             r"DistributedDataParallel.forward\): all-reduces made by hand are not imported",
         ),
         (_without_collectives(ddp_run(world_size=1)), r"a single-rank run \(world size 1\)"),
+        (
+            _without_collectives(ddp_run(world_size=2)),
+            r"no collectives \(no collective ops or runs\) in a run of world size 2",
+        ),
     ],
-    ids=["fsdp", "hand-made-all-reduces", "single-rank"],
+    ids=["fsdp", "hand-made-all-reduces", "single-rank", "no-collectives"],
 )
 def test_what_a_run_is_said_at_the_cli_and_the_upload(tmp_path, capsys, doc, match) -> None:
     with pytest.raises(ProfileError, match=match):
