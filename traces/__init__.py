@@ -19,7 +19,8 @@ one optional part that imports torch (the ``trace`` extra).
 - ``predict``: a layout's step from a fit, by ``widgets.model.ranks``, beside
   what was measured;
 - ``chrome``: export to the Chrome trace event format;
-- ``profiler_read``, ``profiler``, ``profiler_convert``: torch.profiler files
+- ``profiler_read``, ``profiler_events``, ``profiler_match``, ``profiler_sizes``,
+  ``profiler_steps``, ``profiler``, ``profiler_convert``: torch.profiler files
   (one per rank, gzipped or not) read as data, measured, and made a trace;
 - ``summary``: per iteration and rank the buckets, ends, tail and overlap;
 - ``upload``: reading an upload's files (a trace, or profiler files);

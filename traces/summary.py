@@ -48,7 +48,7 @@ def _rank_from_step(step: RankStep) -> dict[str, Any]:
         "buckets": [
             {
                 "index": i,
-                "mib": round(b.bytes / MIB, 6),
+                "mib": None if b.bytes is None else round(b.bytes / MIB, 6),
                 "start_ms": _ms(b.start_us - origin),
                 "end_ms": _ms(b.end_us - origin),
                 "launch_ms": _ms(b.launch_us - origin),
@@ -222,8 +222,9 @@ def summary_text(data: dict[str, Any]) -> str:
                 f"step {r['step_ms']:.3f}, overlap {overlap}"
             )
             for b in r["buckets"]:
+                size = "size unknown" if b["mib"] is None else f"{b['mib']:.3f} MiB"
                 lines.append(
-                    f"    bucket {b['index']}: {b['mib']:.3f} MiB, all-reduce "
+                    f"    bucket {b['index']}: {size}, all-reduce "
                     f"{b['start_ms']:.3f} to {b['end_ms']:.3f}"
                 )
             for c in r.get("other_collectives", []):

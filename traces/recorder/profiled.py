@@ -10,7 +10,10 @@ activity, ``record_shapes=True``, schedule wait 1, warm-up 1, active 3). The
 profiler's active steps are ``ProfilerStep#2..4``; the recorder drops 2
 iterations of warm-up, so its iterations are 2..4 too. Writes
 ``rank0.json``, ``rank1.json`` (profiles, ``.json.gz`` with ``gzip``) and
-``recorded.json`` (the trace).
+``recorded.json`` (the trace). ``--extra all_to_all`` (or ``broadcast``) adds,
+in every iteration before DDP's forward, a collective of 4096 floats that is
+not a bucket (as embedding exchanges are); ``--no-shapes`` profiles with
+``record_shapes=False``, so the profile holds no sizes.
 """
 
 from __future__ import annotations
@@ -29,6 +32,17 @@ BATCH = 64
 CAP_MB = 2.0
 ITERATIONS = 5
 WARMUP = 2  # = the profiler schedule's wait + warm-up
+EXTRA_ELEMENTS = 4096  # floats of the extra collective (16 KiB)
+EXTRAS = ("all_to_all", "broadcast")
+
+
+def _extra_collective(kind: str | None, buffer, out) -> None:
+    import torch.distributed as dist
+
+    if kind == "all_to_all":
+        dist.all_to_all_single(out, buffer)
+    elif kind == "broadcast":
+        dist.broadcast(buffer, 0)
 
 
 def _rank(args: argparse.Namespace) -> None:
@@ -50,11 +64,15 @@ def _rank(args: argparse.Namespace) -> None:
     recorder = TraceRecorder(ddp, bucket_cap_mb=CAP_MB, model_description="profiled run")
     optimizer = torch.optim.SGD(ddp.parameters(), lr=1e-3)
     x = torch.randn(BATCH, WIDTH, generator=torch.Generator().manual_seed(1 + args.rank))
+    extra_in, extra_out = torch.ones(EXTRA_ELEMENTS), torch.empty(EXTRA_ELEMENTS)
     schedule = torch.profiler.schedule(wait=1, warmup=1, active=ITERATIONS - WARMUP, repeat=1)
     with torch.profiler.profile(
-        activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule, record_shapes=True
+        activities=[torch.profiler.ProfilerActivity.CPU],
+        schedule=schedule,
+        record_shapes=not args.no_shapes,
     ) as prof:
         for _ in range(ITERATIONS):
+            _extra_collective(args.extra, extra_in, extra_out)
             recorded_step(ddp, recorder, optimizer, x)
             prof.step()
     profile = Path(args.out) / f"rank{args.rank}.json"
@@ -70,8 +88,18 @@ def _rank(args: argparse.Namespace) -> None:
     dist.destroy_process_group()
 
 
-def record(out_dir: Path, timeout_s: float = 120, gzipped: bool = False) -> None:
-    """Run both ranks; raise ``RuntimeError`` with their output when one fails."""
+def record(
+    out_dir: Path,
+    timeout_s: float = 120,
+    gzipped: bool = False,
+    extra: str | None = None,
+    shapes: bool = True,
+) -> None:
+    """Run both ranks; raise ``RuntimeError`` with their output when one fails.
+
+    ``extra`` adds a collective that is not a bucket (one of ``EXTRAS``);
+    ``shapes=False`` profiles without ``record_shapes``.
+    """
     from traces.recorder.demo import free_port
 
     port = free_port()
@@ -89,6 +117,8 @@ def record(out_dir: Path, timeout_s: float = 120, gzipped: bool = False) -> None
                 "--out",
                 str(out_dir),
                 *(["--gzip"] if gzipped else []),
+                *(["--extra", extra] if extra else []),
+                *([] if shapes else ["--no-shapes"]),
             ],
             env=env,
             stdout=subprocess.PIPE,
@@ -115,6 +145,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for the profiles and the trace")
     parser.add_argument("--gzip", action="store_true", help="write the profiles gzipped")
+    parser.add_argument("--extra", choices=EXTRAS, help="add a collective that is not a bucket")
+    parser.add_argument("--no-shapes", action="store_true", help="record_shapes=False")
     parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)  # one rank's own process
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
