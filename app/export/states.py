@@ -8,7 +8,8 @@ control: presets, scenarios, shipped traces), each value of its declared
 export axes from each of those (``WidgetSpec.export_axes``), and in a lesson
 each experiment. Each state also holds its *moments*: what the component
 sends after each Step from its start to the end of the run, so that a paused
-copy shows the server's readouts and words for that moment.
+copy shows the server's readouts and words for that moment; and the state
+Reset leads to.
 """
 
 from __future__ import annotations
@@ -53,12 +54,11 @@ def _key(params: dict[str, Any]) -> str:
 
 
 def moments(view: WidgetComponent) -> list[dict[str, Any]]:
-    """What the page receives after each Step from Reset to the end of the run.
+    """What the page receives after each Step from now (time zero) to the end of the run.
 
     Each moment holds only the params (and anchor entries) that differ from the
-    state at Reset; the component is left reset.
+    state now; the component is left at the end of its run.
     """
-    view.act("reset")
     start = synced(view)
     found = []
     for _ in range(MAX_MOMENTS):
@@ -70,7 +70,6 @@ def moments(view: WidgetComponent) -> list[dict[str, Any]]:
         found.append(moment)
         if now["anchor"]["elapsed"] >= now["anchor"]["horizon"]:
             break
-    view.act("reset")
     return found
 
 
@@ -93,11 +92,14 @@ class WidgetStates:
             return self._index[key]
         record = {k: v for k, v in params.items() if k not in (*SHARED, "message")}
         record["query"] = view.query()
-        record["moments"] = moments(view)
         record["experiments"] = {}
+        index = self._index[key] = len(self.records)
         self.records.append(record)
-        self._index[key] = len(self.records) - 1
-        return self._index[key]
+        record["moments"] = moments(view)
+        # Reset may clear more than the clock (the queue lab's checked prediction).
+        view.act("reset")
+        record["reset"] = self.add(view)
+        return index
 
     def shared(self, view: WidgetComponent) -> dict[str, Any]:
         """The params every state shares (the controls' specs)."""

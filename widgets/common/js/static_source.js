@@ -59,7 +59,7 @@ export function staticModel(widget, live = "") {
   const stateOf = (r) => {
     const out = {};
     for (const [k, v] of Object.entries(r)) {
-      if (!["query", "moments", "experiments", "message"].includes(k)) out[k] = v;
+      if (!["query", "moments", "experiments", "message", "reset"].includes(k)) out[k] = v;
     }
     return out;
   };
@@ -169,7 +169,7 @@ export function staticModel(widget, live = "") {
   model.send_msg = (msg) => {
     if (!msg || typeof msg !== "object") return;
     const action = msg.action;
-    if (action === "reset") load(index, { errors: {}, message: {} });
+    if (action === "reset") load(record().reset ?? index, { errors: {}, message: {} });
     else if (action === "play") play();
     else if (action === "pause" || action === "step") {
       const k = momentAt(now());
