@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessons import Lesson, load_lessons
-from lessons.parser import WidgetBlock
+from lessons.parser import Experiment, WidgetBlock
 from widgets.registry import WIDGETS
 
-from ..lesson_page import experiment_note, lesson_html
+from ..lesson_page import experiment_note
 from .pages import (
     STATIC_SOURCE,
     Page,
@@ -73,15 +75,16 @@ def widget_page_states(name: str, live: str) -> dict:
 
 def lesson_page_states(lesson: Lesson, live: str) -> dict:
     """A lesson's states: each widget's initial state and each experiment's, per widget."""
-    _, blocks, experiments = lesson_html(lesson)
-    slot = {id(block): i for i, block in enumerate(blocks)}
-    by_block = {i: b for i, b in enumerate(lesson.blocks) if isinstance(b, WidgetBlock)}
+    # Slots and experiment buttons are numbered in the lesson's order (app.lesson_page).
+    blocks = [b for b in lesson.blocks if isinstance(b, WidgetBlock)]
+    experiments = [b for b in lesson.blocks if isinstance(b, Experiment)]
+    slot = {id(b): i for i, b in enumerate(blocks)}
     widgets, targets = [], {}
     for i, block in enumerate(blocks):
         mine = [
             (n, experiment_note(e), dict(e.settings))
             for n, e in enumerate(experiments)
-            if slot[id(by_block[e.target])] == i
+            if slot[id(lesson.blocks[e.target])] == i
         ]
         targets.update({str(n): i for n, _, _ in mine})
         states, shared = widget_states(
@@ -97,6 +100,13 @@ def packed(states: dict) -> bytes:
     return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
+def _packed_page(task: tuple[str, str], live: str) -> bytes:
+    kind, name = task
+    if kind == "widget":
+        return packed(widget_page_states(name, live))
+    return packed(lesson_page_states(load_lessons()[name], live))
+
+
 def export_course(out: Path, live: str = "", single_file: bool = False) -> ExportReport:
     """Write the whole course into ``out`` (files of an earlier export are replaced)."""
     live = live.rstrip("/")
@@ -106,16 +116,16 @@ def export_course(out: Path, live: str = "", single_file: bool = False) -> Expor
         report.write(f"assets/{bundle_path(name).name}", bundle_path(name).read_bytes())
     report.write(f"assets/{STATIC_SOURCE.name}", STATIC_SOURCE.read_bytes())
     lessons = list(load_lessons().values())
-    pages: list[tuple[Page, Page, dict]] = []
-    for name in WIDGETS:
-        page = widget_page(name, live)
-        pages.append((page, page, widget_page_states(name, live)))
-    for lesson in lessons:
-        page = lesson_page(lesson, lessons, live)
-        alone = lesson_page(lesson, lessons, live, nav=False)
-        pages.append((page, alone, lesson_page_states(lesson, live)))
-    for page, alone, states in pages:
-        data = packed(states)
+    pages: list[tuple[Page, Page]] = [(widget_page(n, live),) * 2 for n in WIDGETS]
+    pages += [
+        (lesson_page(lesson, lessons, live), lesson_page(lesson, lessons, live, nav=False))
+        for lesson in lessons
+    ]
+    tasks = [("widget", n) for n in WIDGETS] + [("lesson", lesson.name) for lesson in lessons]
+    # Pages are independent: one process per core computes them.
+    with ProcessPoolExecutor(max_workers=min(len(tasks), os.cpu_count() or 1)) as pool:
+        packs = list(pool.map(_packed_page, tasks, [live] * len(tasks)))
+    for (page, alone), data in zip(pages, packs, strict=True):
         folder = page.path.rsplit("/", 1)[0]
         report.write(page.path, served_html(page))
         report.write(f"{folder}/states.json.gz", data)

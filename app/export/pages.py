@@ -70,8 +70,8 @@ def copy_note(live: str) -> str:
         else ""
     )
     return (
-        '<p class="ol-copy-note">A copy that runs without a server: Play, Step, Reset, the '
-        f"presets and the lesson's experiments work here, from states the model computed.{more}</p>"
+        '<p class="ol-copy-note">A copy that runs without a server: Play, Step, Reset and '
+        f"the settings this copy holds work here, from states the model computed.{more}</p>"
     )
 
 

@@ -59,16 +59,22 @@ def moments(view: WidgetComponent) -> list[dict[str, Any]]:
     Each moment holds only the params (and anchor entries) that differ from the
     state now; the component is left at the end of its run.
     """
+    names = [n for n in view.param if n not in JSComponent.param and n != "message"]
+    before = {n: getattr(view, n) for n in names}
     start = synced(view)
     found = []
     for _ in range(MAX_MOMENTS):
         view.act("step")
-        now = synced(view)
-        moment = {k: v for k, v in now.items() if v != start.get(k) and k != "message"}
+        # A param that was not sent again holds the very same object: only the others
+        # can differ (the state's arrays are large, and a run has some thirty Steps).
+        sent = [n for n in names if getattr(view, n) is not before[n]]
+        now = json.loads(json.dumps({n: getattr(view, n) for n in sent}))
+        moment = {k: v for k, v in now.items() if v != start[k]}
+        anchor = now.get("anchor", start["anchor"])
         # Most of a moment's anchor is the state's own: keep only what moved.
-        moment["anchor"] = {k: v for k, v in now["anchor"].items() if v != start["anchor"].get(k)}
+        moment["anchor"] = {k: v for k, v in anchor.items() if v != start["anchor"].get(k)}
         found.append(moment)
-        if now["anchor"]["elapsed"] >= now["anchor"]["horizon"]:
+        if anchor["elapsed"] >= anchor["horizon"]:
             break
     return found
 
