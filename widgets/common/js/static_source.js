@@ -176,7 +176,8 @@ export function staticModel(widget, live = "") {
       moment(action === "step" ? Math.min(k + 1, record().moments.length - 1) : k);
     } else if (typeof msg.edit === "string" && typeof msg.text === "string") edit(msg.edit, msg.text);
     else if (!CLOCK_ACTIONS.has(action) && !QUIET_ACTIONS.has(action)) {
-      set({ notices: [...model.notices.filter((n) => !n.startsWith("This copy")), noServer("this").text] });
+      const note = `This copy has no server: open the live lab${live ? ` (${link()})` : ""} for that button.`;
+      set({ notices: [...model.notices.filter((n) => !n.startsWith("This copy")), note] });
     }
   };
   model.experiment = experiment;
