@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -101,11 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7, help="samples per route and case")
     args = parser.parse_args(argv)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="overlap-lab-export-") as tmp:
         folder = Path(tmp) / "course"
         sizes = export_once(folder)
         drawn = drawn_side_by_side(folder, args.repeats)
     print(report(sizes, drawn))
+    # Other work on the machine slows both halves; the ratio is measured side by side.
+    print(f"load average (1 min) {load:.1f} before, {os.getloadavg()[0]:.1f} after")
     return 0
 
 

@@ -155,7 +155,9 @@ export function staticModel(widget, live = "") {
   };
 
   const experiment = (number) => {
-    const found = record().experiments[String(number)];
+    // A state reached by Reset or an edit may not have recorded the experiments: the
+    // widget's start did (an experiment loads every setting it names, then resets).
+    const found = record().experiments[String(number)] ?? widget.records[widget.start].experiments[String(number)];
     if (found === undefined) return;
     load(found, { errors: {}, message: { text: widget.notes[number], n: (model.message.n || 0) + 1 } });
   };
