@@ -219,3 +219,20 @@ def test_lesson_copy_runs_an_experiment(page: Page, site: str):
     expect(readout(page, "Elapsed time").first).not_to_have_text(re.compile(r"^0\.00"))
     button(page, "Reset").first.click()
     expect(readout(page, "Elapsed time").first).to_have_text(re.compile(r"^0\.00"))
+
+
+def test_a_single_file_lesson_has_its_questions_table_and_downloads(page: Page, export_dir: Path):
+    page.goto((export_dir / "single" / "overlapping-communication.html").as_uri())
+    expect(button(page, "Play").first).to_be_visible(timeout=TIMEOUT)
+    question = page.get_by_role("region", name="Check yourself 1", exact=True)
+    question.get_by_text("Show answer").click()
+    expect(question.locator(".ol-answer")).to_be_visible()
+    page.get_by_text("The chart's data as a table").first.click()
+    expect(page.get_by_role("table").first.get_by_role("row").nth(1)).to_be_visible()
+    with page.expect_download(timeout=TIMEOUT) as info:
+        button(page, "Download data (CSV)").first.click()
+    text = Path(info.value.path()).read_text(encoding="utf-8")
+    assert text.startswith("# ") and "Exposed tail" in text
+    with page.expect_download(timeout=TIMEOUT) as info:
+        button(page, "Download chart (PNG)").first.click()
+    assert Path(info.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
