@@ -10,8 +10,8 @@ reading the registry (the lesson checker does) needs neither Panel nor Bokeh.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import param
@@ -44,6 +44,11 @@ class WidgetSpec:
     """``"module:function"`` under ``widgets``: the index's picture of the default settings."""
     class_round: str = ""
     """``"module:NAME"`` under ``widgets``: what a class round may ask (empty: no rounds)."""
+    export_axes: Mapping[str, Callable[[param.Parameterized], Sequence[object]]] = field(
+        default_factory=dict
+    )
+    """For a static copy (``app.export``): settings whose values are precomputed from each
+    named configuration, each as a function of the settings to the values it takes."""
 
     @property
     def presets(self) -> Mapping[str, Mapping]:
@@ -135,6 +140,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             PRESETS,
             thumbnail="bucket_timeline.thumbnail:picture",
             class_round="bucket_timeline.questions:ROUND",
+            export_axes={"layers_per_bucket": lambda settings: range(1, settings.n_layers + 1)},
         ),
         WidgetSpec(
             "queue-lab",
@@ -145,6 +151,12 @@ WIDGETS: dict[str, WidgetSpec] = {
             "queue_lab.component:QueueLab",
             thumbnail="queue_lab.thumbnail:picture",
             class_round="queue_lab.questions:ROUND",
+            export_axes={
+                "arrival": lambda settings: range(0, 7),
+                "service": lambda settings: range(1, 7),
+                "initial": lambda settings: range(0, 9),
+                "predicted_drain_time": lambda settings: range(1, 11),
+            },
         ),
         WidgetSpec(
             "ranks",
@@ -156,6 +168,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             SCENARIOS,
             thumbnail="many_ranks.thumbnail:picture",
             class_round="many_ranks.questions:ROUND",
+            export_axes={"layers_per_bucket": lambda settings: (1, 2, 3, 4, 6, 12)},
         ),
         WidgetSpec(
             "trace",
@@ -166,6 +179,9 @@ WIDGETS: dict[str, WidgetSpec] = {
             TraceViewConfig,
             "trace_viewer.component:TraceView",
             thumbnail="trace_viewer.thumbnail:picture",
+            export_axes={
+                "iteration": lambda settings: range(settings.param.iteration.bounds[1] + 1)
+            },
         ),
     )
 }
