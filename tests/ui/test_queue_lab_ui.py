@@ -6,7 +6,7 @@ import itertools
 import re
 
 import pytest
-from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_of
+from pagekit import TIMEOUT, button, enter, field, holds_still, readout, starts, value_of
 from playwright.sync_api import Page, expect
 
 MINUS = "−"
@@ -28,11 +28,6 @@ el => {
 
 
 # --- helpers -----------------------------------------------------------------
-
-
-def starts(text: str) -> re.Pattern:
-    """A readout whose text starts with ``text``."""
-    return re.compile("^" + re.escape(text))
 
 
 def step(page: Page, times: int, expect_elapsed: float) -> None:
