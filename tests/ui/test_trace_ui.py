@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
-from pagekit import TIMEOUT, button, field, readout, starts
+from pagekit import TIMEOUT, assert_readouts, button, field, readout, starts
 from playwright.sync_api import Page, expect
 
 from traces import MAX_TRACE_BYTES, parse_trace
@@ -44,16 +44,17 @@ def expected(uploaded=None) -> dict[str, str]:
     }
 
 
-def assert_readouts(page: Page, values: dict[str, str], context: str) -> None:
-    for name in (
-        "Step, measured",
-        "Exposed tail, model",
-        "Backward return, measured",
-        "Last gradient ready, measured",
-    ):
-        expect(readout(page, name), f"{name} {context}").to_have_text(
-            starts(values[name]), timeout=TIMEOUT
-        )
+#: The readouts each upload test compares with the component's state.
+STEP_READOUTS = (
+    "Step, measured",
+    "Exposed tail, model",
+    "Backward return, measured",
+    "Last gradient ready, measured",
+)
+
+
+def assert_step_readouts(page: Page, values: dict[str, str], context: str) -> None:
+    assert_readouts(page, {name: values[name] for name in STEP_READOUTS}, context)
 
 
 def file_input(page: Page):
@@ -88,7 +89,7 @@ def test_upload_good_then_bad_keeps_the_good_one(page: Page, server: str, ui, tm
         "accept", ".json,.gz,application/json,application/gzip"
     )
     expect(file_input(page)).to_have_attribute("multiple", "")
-    assert_readouts(page, expected(), "for the default shipped trace")
+    assert_step_readouts(page, expected(), "for the default shipped trace")
     back = button(page, "Show the shipped trace again")
     expect(back).to_be_hidden()
 
@@ -100,26 +101,26 @@ def test_upload_good_then_bad_keeps_the_good_one(page: Page, server: str, ui, tm
     expect(back).to_be_visible()
     uploaded = parse_trace(good.read_bytes(), name="mine.json")
     after_good = expected(uploaded)
-    assert_readouts(page, after_good, "after a good upload")
+    assert_step_readouts(page, after_good, "after a good upload")
 
     bad = tmp_path / "broken.json"
     doc = json.loads(good.read_text())
     del doc["iterations"][0]["ranks"][0]["backward_return"]
     upload(page, bad, json.dumps(doc))
     assert_alert_at_the_control(page, "backward_return")
-    assert_readouts(page, after_good, "after a bad upload (unchanged)")
+    assert_step_readouts(page, after_good, "after a bad upload (unchanged)")
 
     back.click()
     expect(back).to_be_hidden(timeout=TIMEOUT)
     expect(page.get_by_role("alert")).to_have_count(0)
-    assert_readouts(page, expected(), "back on the shipped trace")
+    assert_step_readouts(page, expected(), "back on the shipped trace")
 
 
 def test_not_json_is_refused_with_a_message(page: Page, server: str, ui, tmp_path) -> None:
     ui.open_widget(page, f"{server}{ROUTE}")
     upload(page, tmp_path / "notes.json", "print('hello')")
     assert_alert_at_the_control(page, "not valid JSON")
-    assert_readouts(page, expected(), "after a refused upload")
+    assert_step_readouts(page, expected(), "after a refused upload")
 
 
 @pytest.mark.parametrize(
@@ -138,7 +139,7 @@ def test_an_empty_or_too_large_file_is_refused_in_the_page(
     upload(page, tmp_path / name, b" " * size)
     assert_alert_at_the_control(page, *words)
     assert ws_frames.sent == 0, f"{name} is refused in the page, before sending"
-    assert_readouts(page, expected(), f"after {name}")
+    assert_step_readouts(page, expected(), f"after {name}")
 
 
 def test_files_over_the_limit_together_are_refused_in_the_page(
@@ -170,7 +171,7 @@ def test_a_trace_of_the_largest_allowed_size_arrives_in_one_message(
     expect(
         page.get_by_role("status").filter(has_text="Showing your upload, largest.json")
     ).to_be_visible(timeout=30_000)
-    assert_readouts(page, expected(parse_trace(padded, name="largest.json")), "after it")
+    assert_step_readouts(page, expected(parse_trace(padded, name="largest.json")), "after it")
 
 
 def test_an_iteration_past_the_trace_gets_a_notice_and_the_value_in_use(
@@ -426,4 +427,4 @@ def test_the_keyboard_reaches_the_upload_and_opens_its_chooser(
     assert ui.focused(page)["name"] == "Show the shipped trace again"
     page.keyboard.press("Enter")
     expect(button(page, "Show the shipped trace again")).to_be_hidden(timeout=TIMEOUT)
-    assert_readouts(page, expected(), "back on the shipped trace")
+    assert_step_readouts(page, expected(), "back on the shipped trace")
