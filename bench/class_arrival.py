@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.loadclient import PageLoad, close, configure_client, edit, load_page
+from bench.processes import stop_process
 from bench.servers import free_port, start_server, stop_server
 from bench.stats import CLOCK_TICK, cpu_seconds
 
@@ -139,12 +140,8 @@ class Deployment:
         return sum(b.log_text().count("test hook: session built") for b in self.backends)
 
     def stop(self) -> None:
-        if self.nginx is not None and self.nginx.poll() is None:
-            self.nginx.terminate()
-            try:
-                self.nginx.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.nginx.kill()
+        if self.nginx is not None:
+            stop_process(self.nginx)
         for backend in self.backends:
             workers = process_tree(backend.pid)[1:]  # forked by --num-procs
             stop_server(backend)

@@ -270,3 +270,24 @@ def two_parameter_document(iterations: list[dict], **metadata) -> dict:
         "parameters": [{"name": "a", "bytes": 8}, {"name": "b", "bytes": 8}],
         "iterations": iterations,
     }
+
+
+def worked_iteration(number: int) -> dict:
+    """The two-rank iteration several tests work out by hand, numbered ``number``.
+
+    Rank 0 | rank 1, in ms: forward 0 | 1, backward 10 | 11 (rank 1 starts last), gradient
+    a 14 | 16 and b 12 | 13, buckets 0 and 1 issued 12.5, 14.5 | 13.5, 16.5 and complete at
+    16 and 18 on both, backward return 18.5, optimizer 19 to 21.
+    """
+    return {
+        "iteration": number,
+        "other_load": 0.0,
+        "ranks": [
+            two_parameter_rank(0, 0, 10, 14, 12, (12.5, 14.5), (16, 18), 18.5, (19, 21)),
+            two_parameter_rank(1, 1, 11, 16, 13, (13.5, 16.5), (16, 18), 18.5, (19, 21)),
+        ],
+    }
+
+
+#: The four step quantities every prediction and comparison reports, written out by hand.
+QUANTITY_NAMES = {"backward_return_ms", "communication_end_ms", "exposed_tail_ms", "step_ms"}

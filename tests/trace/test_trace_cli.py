@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from synthetic import edited, synthetic_document
+from synthetic import QUANTITY_NAMES, edited, synthetic_document
 
 from app.cli import main
 
@@ -60,12 +60,7 @@ def test_predict_json_has_the_documented_shape(files, capsys) -> None:
     argv = ["predict", "--fit", str(files["one"]), str(files["all"]), "--target"]
     assert _run([*argv, str(files["three"]), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert set(d["quantities"]) == {
-        "backward_return_ms",
-        "communication_end_ms",
-        "exposed_tail_ms",
-        "step_ms",
-    }
+    assert set(d["quantities"]) == QUANTITY_NAMES
     for q in d["quantities"].values():
         assert {"predicted", "measured", "error_pct"} <= set(q)
         assert all(isinstance(q[k], float) for k in ("predicted", "measured", "error_pct"))

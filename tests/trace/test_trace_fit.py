@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from synthetic import Truth, edited, synthetic_document
+from synthetic import QUANTITY_NAMES, Truth, edited, synthetic_document
 
 from traces import (
     TraceError,
@@ -87,12 +87,7 @@ def test_a_different_truth_is_recovered_too() -> None:
 def test_predicting_a_third_layout(traces, target) -> None:
     f = fit([traces["one"], traces["all"]])
     result = compare(f, traces[target])
-    assert set(result["quantities"]) == {
-        "backward_return_ms",
-        "communication_end_ms",
-        "exposed_tail_ms",
-        "step_ms",
-    }
+    assert set(result["quantities"]) == QUANTITY_NAMES
     for q in result["quantities"].values():
         assert set(q) >= {"predicted", "measured", "error_pct", "spread"}
         assert abs(q["error_pct"]) < 2.0  # only the per-iteration jitter differs

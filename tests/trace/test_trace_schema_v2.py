@@ -7,24 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from synthetic import edited, two_parameter_document, two_parameter_rank
+from synthetic import edited, two_parameter_document, worked_iteration
 
 from traces import TraceError, from_document, validate_trace
 
-# One iteration of two ranks; every time below is checked against these by hand.
+# One iteration of two ranks (synthetic.worked_iteration); every time below is checked by hand.
 # Rank 0: bucket 0 issued 12.5, complete 16; bucket 1 issued 14.5, complete 18.
-DOC = two_parameter_document(
-    [
-        {
-            "iteration": 5,
-            "other_load": 0.0,
-            "ranks": [
-                two_parameter_rank(0, 0, 10, 14, 12, (12.5, 14.5), (16, 18), 18.5, (19, 21)),
-                two_parameter_rank(1, 1, 11, 16, 13, (13.5, 16.5), (16, 18), 18.5, (19, 21)),
-            ],
-        }
-    ]
-)
+DOC = two_parameter_document([worked_iteration(5)])
 
 
 def test_a_recorded_version_2_document_is_valid_and_says_where_its_times_come_from() -> None:

@@ -6,7 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from synthetic import synthetic_document, two_parameter_document, two_parameter_rank
+from synthetic import (
+    synthetic_document,
+    two_parameter_document,
+    two_parameter_rank,
+    worked_iteration,
+)
 
 from traces import from_document, measure, parse_trace, summarize
 from widgets.trace_viewer.model import MEDIAN, TraceViewConfig, shipped_traces, trace_view, what_if
@@ -18,14 +23,7 @@ _rank = two_parameter_rank
 # Iteration 5: rank 1 starts backward last (t0 = 11). Iteration 6: rank 0 does (t0 = 112).
 HAND = two_parameter_document(
     [
-        {
-            "iteration": 5,
-            "other_load": 0.0,
-            "ranks": [
-                _rank(0, 0, 10, 14, 12, (12.5, 14.5), (16, 18), 18.5, (19, 21)),
-                _rank(1, 1, 11, 16, 13, (13.5, 16.5), (16, 18), 18.5, (19, 21)),
-            ],
-        },
+        worked_iteration(5),
         {
             "iteration": 6,
             "other_load": 0.0,

@@ -14,7 +14,13 @@ import json
 
 import numpy as np
 import pytest
-from synthetic import edited, synthetic_document, two_parameter_document, two_parameter_rank
+from synthetic import (
+    edited,
+    synthetic_document,
+    two_parameter_document,
+    two_parameter_rank,
+    worked_iteration,
+)
 
 from traces import QUANTITIES, fit, from_document, parse_trace
 from traces.shipped import shipped
@@ -113,14 +119,7 @@ _rank = two_parameter_rank
 # by rank 0 in 8.
 DOC = two_parameter_document(
     [
-        {
-            "iteration": 7,
-            "other_load": 0.0,
-            "ranks": [
-                _rank(0, 0, 10, 14, 12, (12.5, 14.5), (16, 18), 18.5, (19, 21)),
-                _rank(1, 1, 11, 16, 13, (13.5, 16.5), (16, 18), 18.5, (19, 21)),
-            ],
-        },
+        worked_iteration(7),
         {
             "iteration": 8,
             "other_load": 0.0,

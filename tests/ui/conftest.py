@@ -5,7 +5,7 @@ headless Chromium (pytest-playwright's ``page`` / ``context`` / ``browser``
 fixtures, launched with a fresh temporary profile) drives it. Helpers here
 open a widget route and wait for its live connection, record every request
 a page makes, count the websocket frames the browser sends, poll for a
-condition, find the focused element through shadow roots, and run an axe
+condition, find the focused element through shadow roots and Tab to one, and run an axe
 accessibility scan with the axe script bundled in ``axe_playwright_python``.
 """
 
@@ -387,6 +387,19 @@ FOCUSED_JS = """
 def focused(page) -> dict | None:
     """The focused element, found through shadow roots: tag, type, role and accessible name."""
     return page.evaluate(FOCUSED_JS)
+
+
+def tab_to(page, name: str, tag: str, backwards: bool = False, limit: int = 60) -> None:
+    """Press Tab (or Shift+Tab) until the focused element is ``tag`` named ``name``."""
+    key = "Shift+Tab" if backwards else "Tab"
+    seen = []
+    for _ in range(limit):
+        page.keyboard.press(key)
+        now = focused(page)
+        seen.append(now)
+        if now and now["tag"] == tag and now["name"] == name:
+            return
+    pytest.fail(f"{key} never reached {tag} {name!r}; focus went through {seen}")
 
 
 SERIOUS = ("serious", "critical")

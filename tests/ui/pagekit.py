@@ -8,6 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from playwright.sync_api import expect
+
+from widgets.common.formatting import COUNT, MILLISECONDS, PERCENT
+from widgets.model.buckets import BucketConfig, step_schedule
+
 TIMEOUT = 10_000  # ms, for expectations that wait on a server round trip
 
 
@@ -31,6 +36,45 @@ def enter(scope, label: str, text: str, nth: int = 0) -> None:
     box = field(scope, label).nth(nth)
     box.fill(text)
     box.press("Enter")
+
+
+def starts(text: str) -> re.Pattern:
+    """A readout whose text is ``text``, alone or followed by more words."""
+    return re.compile("^" + re.escape(text) + r"(\s|$)")
+
+
+def assert_readouts(scope, expected: dict[str, str], context: str) -> None:
+    """Each readout named in ``expected`` comes to start with its text."""
+    for name, value in expected.items():
+        expect(readout(scope, name), f"{name} {context}").to_have_text(
+            starts(value), timeout=TIMEOUT
+        )
+
+
+#: The bucket timeline's layers-per-bucket and hardware fields: label -> parameter (URL key).
+BUCKET_FIELDS = {
+    "Layers per bucket": "layers_per_bucket",
+    "Backward time per layer": "backward_ms",
+    "Gradient size per layer": "grad_mb",
+    "Link bandwidth": "bandwidth",
+    "Latency per ring step": "latency_ms",
+    "Ranks": "ranks",
+    "Straggler slowdown": "straggler_pct",
+}
+
+
+def bucket_readouts(config: BucketConfig) -> dict[str, str]:
+    """What each schedule readout of the bucket timeline starts with for ``config``."""
+    s = step_schedule(config)
+    return {
+        "Backward end": MILLISECONDS(s.backward_end),
+        "Communication end": MILLISECONDS(s.comm_end),
+        "Exposed tail": MILLISECONDS(s.exposed_tail),
+        "Step time": MILLISECONDS(s.step_time),
+        "Buckets": COUNT(s.n_buckets),
+        "Per-transfer overhead": MILLISECONDS(s.overhead_ms / s.n_buckets),
+        "Overlap": PERCENT(100 * s.overlap_fraction),
+    }
 
 
 def number(text: str) -> float:

@@ -11,25 +11,29 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_of
+from pagekit import (
+    BUCKET_FIELDS,
+    TIMEOUT,
+    assert_readouts,
+    bucket_readouts,
+    button,
+    enter,
+    field,
+    holds_still,
+    readout,
+    starts,
+    value_of,
+)
 from playwright.sync_api import Page, expect
 
 from widgets.bucket_timeline.model import PRESET_DESCRIPTIONS, PRESETS
-from widgets.common.formatting import COUNT, MILLISECONDS, PERCENT, plain_number
+from widgets.common.formatting import MILLISECONDS, plain_number
 from widgets.model.buckets import BucketConfig, step_schedule
 
 ROUTE = "/bucket-timeline"
 
 #: Label of each numeric control on the page -> its parameter (URL key).
-CONTROLS = {
-    "Layers per bucket": "layers_per_bucket",
-    "Backward time per layer": "backward_ms",
-    "Gradient size per layer": "grad_mb",
-    "Link bandwidth": "bandwidth",
-    "Latency per ring step": "latency_ms",
-    "Ranks": "ranks",
-    "Straggler slowdown": "straggler_pct",
-}
+CONTROLS = BUCKET_FIELDS
 DEFAULTS = {name: getattr(BucketConfig(), name) for name in CONTROLS.values()}
 #: Readouts that follow the schedule (Elapsed time follows the clock instead).
 SCHEDULE_READOUTS = (
@@ -46,27 +50,8 @@ SCHEDULE_READOUTS = (
 # --- helpers -----------------------------------------------------------------
 
 
-def starts(text: str) -> re.Pattern:
-    """A readout whose text is ``text``, alone or followed by more words."""
-    return re.compile("^" + re.escape(text) + r"(\s|$)")
-
-
 def preset_select(page: Page):
     return page.get_by_role("combobox", name="Preset", exact=True)
-
-
-def expected_readouts(config: BucketConfig) -> dict[str, str]:
-    """What each schedule readout must start with for ``config``."""
-    s = step_schedule(config)
-    return {
-        "Backward end": MILLISECONDS(s.backward_end),
-        "Communication end": MILLISECONDS(s.comm_end),
-        "Exposed tail": MILLISECONDS(s.exposed_tail),
-        "Step time": MILLISECONDS(s.step_time),
-        "Buckets": COUNT(s.n_buckets),
-        "Per-transfer overhead": MILLISECONDS(s.overhead_ms / s.n_buckets),
-        "Overlap": PERCENT(100 * s.overlap_fraction),
-    }
 
 
 def regime_of(config: BucketConfig) -> str:
@@ -82,11 +67,9 @@ def step_size(config: BucketConfig) -> float:
     return (5 if base >= 5 else 2 if base >= 2 else 1) * exp
 
 
-def assert_readouts(page: Page, config: BucketConfig, context: str = "") -> None:
-    for name, value in expected_readouts(config).items():
-        expect(readout(page, name), f"{name} {context}").to_have_text(
-            starts(value), timeout=TIMEOUT
-        )
+def assert_schedule(page: Page, config: BucketConfig, context: str = "") -> None:
+    """Every schedule readout and the regime shown for ``config``."""
+    assert_readouts(page, bucket_readouts(config), context)
     expect(readout(page, "Regime"), f"Regime {context}").to_contain_text(
         regime_of(config), timeout=TIMEOUT
     )
@@ -107,7 +90,7 @@ def at_defaults(page: Page) -> bool:
         for label, name in CONTROLS.items():
             if field(page, label).input_value() != plain_number(DEFAULTS[name]):
                 return False
-        expected = expected_readouts(BucketConfig())
+        expected = bucket_readouts(BucketConfig())
         return all(readout(page, k).inner_text().startswith(v) for k, v in expected.items())
     except Exception:
         return False
@@ -148,7 +131,7 @@ def shared(_shared: Page, server: str, ui) -> Page:
 
 def test_defaults_show_the_canonical_step(shared: Page):
     assert_fields(shared, BucketConfig())
-    expected = expected_readouts(BucketConfig())
+    expected = bucket_readouts(BucketConfig())
     # The numbers the lesson quotes, so a model change cannot silently move them.
     assert expected == {
         "Backward end": "24.00 ms",
@@ -159,7 +142,7 @@ def test_defaults_show_the_canonical_step(shared: Page):
         "Per-transfer overhead": "0.70 ms",
         "Overlap": "75 %",
     }
-    assert_readouts(shared, BucketConfig(), "at the defaults")
+    assert_schedule(shared, BucketConfig(), "at the defaults")
     expect(readout(shared, "Elapsed time")).to_have_text(starts("0.00 ms"))
     expect(readout(shared, "Regime")).to_contain_text("overlap-limited")
     # The notes under the readouts, and the regime's explanation with its numbers.
@@ -196,11 +179,11 @@ EDITS = {
 def test_each_control_changes_the_readouts_to_the_model(shared: Page, label: str):
     name, text = CONTROLS[label], EDITS[label]
     changed = BucketConfig(**{name: float(text) if "." in text else int(text)})
-    before, after = expected_readouts(BucketConfig()), expected_readouts(changed)
+    before, after = bucket_readouts(BucketConfig()), bucket_readouts(changed)
     assert before != after, f"the edit {label} = {text} should change some readout"
 
     enter(shared, label, text)
-    assert_readouts(shared, changed, f"after {label} = {text}")
+    assert_schedule(shared, changed, f"after {label} = {text}")
     # The preset keeps its name and says what differs from it.
     expect(preset_select(shared)).to_have_value("Overlap works")
     said = f"Overlap works, changed: {changed_words(label)}."
@@ -208,7 +191,7 @@ def test_each_control_changes_the_readouts_to_the_model(shared: Page, label: str
     expect(shared.get_by_role("alert")).to_have_count(0)
 
     enter(shared, label, plain_number(DEFAULTS[name]))
-    assert_readouts(shared, BucketConfig(), f"after {label} back to the default")
+    assert_schedule(shared, BucketConfig(), f"after {label} back to the default")
     expect(preset_select(shared)).to_have_value("Overlap works")
     expect(shared.get_by_text(said)).to_have_count(0, timeout=TIMEOUT)
 
@@ -226,7 +209,7 @@ def test_loading_the_preset_again_undoes_an_edit(timeline: Page):
     expect(reload).to_be_visible()
     reload.click()
     expect(field(page, "Ranks")).to_have_value("8", timeout=TIMEOUT)
-    assert_readouts(page, BucketConfig(), "after loading the preset again")
+    assert_schedule(page, BucketConfig(), "after loading the preset again")
     expect(reload).to_be_hidden()
 
 
@@ -247,7 +230,7 @@ def test_preset_select_switches_regimes(shared: Page):
         assert regime_of(config) == regime, (preset, regime_of(config))
         preset_select(shared).select_option(label=preset)
         expect(readout(shared, "Regime")).to_contain_text(regime, timeout=TIMEOUT)
-        assert_readouts(shared, config, f"for the preset {preset}")
+        assert_schedule(shared, config, f"for the preset {preset}")
         assert_fields(shared, config)
         # The preset's own description is shown under the select.
         expect(shared.get_by_text(PRESET_DESCRIPTIONS[preset])).to_be_visible()
@@ -260,7 +243,7 @@ def test_url_preset_with_an_override(page: Page, server: str, ui):
     ui.open_widget(page, f"{server}{ROUTE}?preset=Latency-bound&ranks=4")
     config = PRESETS.load("Latency-bound", ranks=4)
     assert_fields(page, config)
-    assert_readouts(page, config, "for ?preset=Latency-bound&ranks=4")
+    assert_schedule(page, config, "for ?preset=Latency-bound&ranks=4")
     # With 4 ranks each 1.5 ms transfer fits in the 2 ms between layers and no larger
     # bucket is faster: the tail is the last transfer, so the step is overlap-limited.
     assert regime_of(config) == "overlap-limited"
@@ -278,7 +261,7 @@ def test_url_plain_key(page: Page, server: str, ui):
     ui.open_widget(page, f"{server}{ROUTE}?layers_per_bucket=12")
     config = BucketConfig(layers_per_bucket=12)
     expect(field(page, "Layers per bucket")).to_have_value("12")
-    assert_readouts(page, config, "for ?layers_per_bucket=12")
+    assert_schedule(page, config, "for ?layers_per_bucket=12")
     expect(readout(page, "Buckets")).to_have_text(starts("1"))
     expect(readout(page, "Overlap")).to_have_text(starts("0 %"))
     expect(page.get_by_role("status", name="Notices", exact=True)).to_have_count(0)
@@ -321,7 +304,7 @@ def test_play_pause_step(timeline: Page, ui):
     )
     assert stepped, f"Step after pausing at {frozen} ms showed {value_of(page, 'Elapsed time')}"
     # Playing leaves the schedule alone.
-    assert_readouts(page, config, "after playing")
+    assert_schedule(page, config, "after playing")
 
 
 # --- 5: bad input is refused where it is typed ------------------------------------------------
@@ -351,42 +334,30 @@ def test_bad_input_shows_an_alert_and_keeps_the_readouts(
     expect(alert, f"no alert for {label} = {text!r}").to_have_count(1, timeout=TIMEOUT)
     expect(alert).to_contain_text(message, timeout=TIMEOUT)
     expect(alert).to_be_visible()
-    assert_readouts(shared, BucketConfig(), f"after the refused {label} = {text!r}")
+    assert_schedule(shared, BucketConfig(), f"after the refused {label} = {text!r}")
 
     enter(shared, label, plain_number(DEFAULTS[CONTROLS[label]]))
     expect(shared.get_by_role("alert")).to_have_count(0, timeout=TIMEOUT)
-    assert_readouts(shared, BucketConfig(), f"after {label} back to a valid value")
+    assert_schedule(shared, BucketConfig(), f"after {label} back to a valid value")
     server_log.assert_no_traceback(since=start)
 
 
 # --- 6: keyboard only --------------------------------------------------------------------------
 
 
-def tab_to(page: Page, ui, name: str, tag: str, backwards: bool = False, limit: int = 60) -> None:
-    """Press Tab (or Shift+Tab) until the focused element is ``tag`` named ``name``."""
-    seen = []
-    for _ in range(limit):
-        page.keyboard.press("Shift+Tab" if backwards else "Tab")
-        now = ui.focused(page)
-        seen.append(now)
-        if now and now["tag"] == tag and now["name"] == name:
-            return
-    pytest.fail(f"Tab never reached {tag} {name!r}; focus went through {seen}")
-
-
 def test_keyboard_only(timeline: Page, ui):
     page = timeline
     ui.wait_until(lambda: ui.focused(page) is None or ui.focused(page)["tag"] == "body")
-    tab_to(page, ui, "Layers per bucket", "input")
+    ui.tab_to(page, "Layers per bucket", "input")
     page.keyboard.press("Control+A")
     page.keyboard.type("1")
     page.keyboard.press("Enter")
     config = BucketConfig(layers_per_bucket=1)
     expect(readout(page, "Buckets")).to_have_text(starts("12"), timeout=TIMEOUT)
-    assert_readouts(page, config, "after typing Layers per bucket 1")
+    assert_schedule(page, config, "after typing Layers per bucket 1")
 
     dt = step_size(config)
-    tab_to(page, ui, "Step", "button", backwards=True)
+    ui.tab_to(page, "Step", "button", backwards=True)
     page.keyboard.press("Space")
     expect(readout(page, "Elapsed time")).to_have_text(starts(MILLISECONDS(dt)), timeout=TIMEOUT)
     assert (ui.focused(page) or {}).get("name") == "Step", ui.focused(page)

@@ -17,20 +17,27 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from markdown_it import MarkdownIt
-from pagekit import TIMEOUT, animation_frames, button, enter, field, readout
+from pagekit import (
+    BUCKET_FIELDS,
+    TIMEOUT,
+    animation_frames,
+    bucket_readouts,
+    button,
+    enter,
+    field,
+    readout,
+    starts,
+)
 from playwright.sync_api import Page, expect
 
 from lessons import Experiment, Question, WidgetBlock, load_lessons
 from widgets.bucket_timeline.model import PRESETS, TimelineSettings
 from widgets.common.formatting import (
-    COUNT,
     ITEMS,
     ITEMS_PER_SECOND,
     MILLISECONDS,
-    PERCENT,
     plain_number,
 )
-from widgets.model.buckets import step_schedule
 from widgets.registry import WIDGETS
 
 LOAD_TIMEOUT = 30_000  # ms, for a page (or an embed) to come up
@@ -39,17 +46,7 @@ WIDGET_ROUTES = [f"/{name}" for name in WIDGETS]
 LESSON_ROUTES = [f"/lessons/{name}" for name in LESSONS]
 ROUTES = ["/", *WIDGET_ROUTES, *LESSON_ROUTES]
 
-BUCKET_CONTROLS = {
-    "Layers per bucket": "layers_per_bucket",
-    "Backward time per layer": "backward_ms",
-    "Gradient size per layer": "grad_mb",
-    "Link bandwidth": "bandwidth",
-    "Latency per ring step": "latency_ms",
-    "Ranks": "ranks",
-    "Straggler slowdown": "straggler_pct",
-    "Forward time": "forward_ms",
-    "Optimizer time": "optimizer_ms",
-}
+BUCKET_CONTROLS = {**BUCKET_FIELDS, "Forward time": "forward_ms", "Optimizer time": "optimizer_ms"}
 RANKS_CONTROLS = {
     "Drawn ranks": "drawn_ranks",
     "Layers per bucket": "layers_per_bucket",
@@ -66,49 +63,12 @@ SHARED_NAMES = {"Elapsed time", "Reset", "Play", "Step", "Link to these settings
 # --- helpers -----------------------------------------------------------------
 
 
-def starts(text: str) -> re.Pattern:
-    """A readout whose text is ``text``, alone or followed by more words."""
-    return re.compile("^" + re.escape(text) + r"(\s|$)")
-
-
-def bucket_readouts(settings: dict) -> dict[str, str]:
-    """What each schedule readout of the bucket timeline starts with for these settings."""
-    s = step_schedule(TimelineSettings(**settings))
-    return {
-        "Backward end": MILLISECONDS(s.backward_end),
-        "Communication end": MILLISECONDS(s.comm_end),
-        "Exposed tail": MILLISECONDS(s.exposed_tail),
-        "Step time": MILLISECONDS(s.step_time),
-        "Buckets": COUNT(s.n_buckets),
-        "Per-transfer overhead": MILLISECONDS(s.overhead_ms / s.n_buckets),
-        "Overlap": PERCENT(100 * s.overlap_fraction),
-    }
-
-
 def queue_readouts(settings: dict, at_start: bool = True) -> dict[str, str]:
     """Net rate, and at time zero the queue length, for queue-lab settings."""
     values = {"Net rate": ITEMS_PER_SECOND(settings["arrival"] - settings["service"], signed=True)}
     if at_start:
         values["Queue length"] = ITEMS(settings["initial"])
     return values
-
-
-def assert_readouts(scope, expected: dict[str, str], context: str) -> None:
-    for name, value in expected.items():
-        expect(readout(scope, name), f"{name} {context}").to_have_text(
-            starts(value), timeout=TIMEOUT
-        )
-
-
-def assert_fields(scope, controls: dict[str, str], settings: dict, context: str) -> None:
-    for label, key in controls.items():
-        expect(field(scope, label), f"{label} {context}").to_have_value(
-            plain_number(settings[key]), timeout=TIMEOUT
-        )
-
-
-def readout_texts(scope, names) -> dict[str, str]:
-    return {name: readout(scope, name).inner_text() for name in names}
 
 
 def open_route(page: Page, ui, url: str) -> None:
@@ -243,7 +203,6 @@ def ranks_readouts(settings: dict) -> dict[str, str]:
 
 def trace_readouts(settings: dict) -> dict[str, str]:
     """What each readout of the trace view starts with for these settings (from its state)."""
-    from widgets.common.formatting import MILLISECONDS
     from widgets.trace_viewer.component import TraceView
 
     s = TraceView(**settings).state
@@ -282,7 +241,7 @@ def _initial_settings(block: WidgetBlock) -> dict:
 def _check_widget(page: Page, w: LessonWidget, context: str, at_start: bool = True) -> None:
     """Fields and readouts of one widget on a lesson page match the settings tracked for it."""
     if w.kind == "bucket-timeline":
-        controls, expected = BUCKET_CONTROLS, bucket_readouts(w.settings)
+        controls, expected = BUCKET_CONTROLS, bucket_readouts(TimelineSettings(**w.settings))
     elif w.kind == "ranks":
         controls, expected = RANKS_CONTROLS, ranks_readouts(w.settings)
     elif w.kind == "trace":

@@ -6,7 +6,7 @@ import itertools
 import re
 
 import pytest
-from pagekit import TIMEOUT, button, enter, field, holds_still, readout, value_of
+from pagekit import TIMEOUT, button, enter, field, holds_still, readout, starts, value_of
 from playwright.sync_api import Page, expect
 
 MINUS = "−"
@@ -28,11 +28,6 @@ el => {
 
 
 # --- helpers -----------------------------------------------------------------
-
-
-def starts(text: str) -> re.Pattern:
-    """A readout whose text starts with ``text``."""
-    return re.compile("^" + re.escape(text))
 
 
 def step(page: Page, times: int, expect_elapsed: float) -> None:
@@ -182,33 +177,20 @@ def test_bad_input_is_refused_with_a_message_by_the_field(lab: Page, label: str,
 # --- 7: keyboard only -----------------------------------------------------------------
 
 
-def tab_to(page: Page, ui, name: str, tag: str, backwards: bool = False, limit: int = 40):
-    """Press Tab (or Shift+Tab) until the focused element is ``tag`` named ``name``."""
-    key = "Shift+Tab" if backwards else "Tab"
-    seen = []
-    for _ in range(limit):
-        page.keyboard.press(key)
-        now = ui.focused(page)
-        seen.append(now)
-        if now and now["tag"] == tag and now["name"] == name:
-            return
-    pytest.fail(f"{key} never reached {tag} {name!r}; focus went through {seen}")
-
-
 def test_keyboard_only(lab: Page, ui):
     ui.wait_until(lambda: ui.focused(lab) is None or ui.focused(lab)["tag"] == "body")
-    tab_to(lab, ui, "Arrival rate", "input")
+    ui.tab_to(lab, "Arrival rate", "input")
     lab.keyboard.press("Control+A")
     lab.keyboard.type("4")
     lab.keyboard.press("Enter")
     expect(readout(lab, "Net rate")).to_have_text(starts("+1.00 items/s"), timeout=TIMEOUT)
 
-    tab_to(lab, ui, "Step", "button")
+    ui.tab_to(lab, "Step", "button")
     lab.keyboard.press("Space")
     expect(readout(lab, "Elapsed time")).to_have_text(starts("0.50 s"), timeout=TIMEOUT)
     expect(readout(lab, "Queue length")).to_have_text(starts("4.50 items"), timeout=TIMEOUT)
 
-    tab_to(lab, ui, "Play", "button", backwards=True)
+    ui.tab_to(lab, "Play", "button", backwards=True)
     lab.keyboard.press("Enter")
     expect(button(lab, "Pause")).to_be_visible(timeout=TIMEOUT)
     ui.wait_until(lambda: value_of(lab, "Elapsed time") > 0.8)
@@ -219,7 +201,7 @@ def test_keyboard_only(lab: Page, ui):
     paused_at = value_of(lab, "Elapsed time")
     assert paused_at > 0.8
 
-    tab_to(lab, ui, "Reset", "button", backwards=True)
+    ui.tab_to(lab, "Reset", "button", backwards=True)
     lab.keyboard.press("Space")
     expect(readout(lab, "Elapsed time")).to_have_text(starts("0.00 s"), timeout=TIMEOUT)
     expect(readout(lab, "Queue length")).to_have_text(starts("4.00 items"), timeout=TIMEOUT)

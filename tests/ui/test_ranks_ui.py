@@ -10,17 +10,22 @@ from __future__ import annotations
 import re
 
 import pytest
-from pagekit import FIND_WIDGET_JS, TIMEOUT, button, enter, readout, value_of
+from pagekit import (
+    FIND_WIDGET_JS,
+    TIMEOUT,
+    assert_readouts,
+    button,
+    enter,
+    readout,
+    starts,
+    value_of,
+)
 from playwright.sync_api import Page, expect
 
 from widgets.many_ranks import text as ranks_text
 from widgets.many_ranks.model import DISAGREE, SCENARIOS, TWO_PARTIAL, RanksConfig
 
 ROUTE = "/ranks"
-
-
-def starts(text: str) -> re.Pattern:
-    return re.compile("^" + re.escape(text) + r"(\s|$)")
 
 
 def expected(**settings) -> dict[str, str]:
@@ -32,13 +37,6 @@ def expected(**settings) -> dict[str, str]:
         else ranks_text.disagreement_values(r.disagreement)
     )
     return {label: value for label, value, _ in values.values()}
-
-
-def assert_readouts(page: Page, values: dict[str, str], context: str) -> None:
-    for name, value in values.items():
-        expect(readout(page, name), f"{name} {context}").to_have_text(
-            starts(value), timeout=TIMEOUT
-        )
 
 
 def scenario_select(page: Page):

@@ -15,7 +15,8 @@ import json
 import re
 from pathlib import Path
 
-from pagekit import TIMEOUT, button, field, readout
+import pytest
+from pagekit import TIMEOUT, assert_readouts, button, field, readout, starts
 from playwright.sync_api import Page, expect
 
 from traces import MAX_TRACE_BYTES, parse_trace
@@ -27,10 +28,6 @@ from widgets.trace_viewer.component import TraceView
 PROFILES = Path(__file__).resolve().parents[1] / "trace" / "profiles"
 
 ROUTE = "/trace"
-
-
-def starts(text: str) -> re.Pattern:
-    return re.compile("^" + re.escape(text) + r"(\s|$)")
 
 
 def expected(uploaded=None) -> dict[str, str]:
@@ -47,21 +44,31 @@ def expected(uploaded=None) -> dict[str, str]:
     }
 
 
-def assert_readouts(page: Page, values: dict[str, str], context: str) -> None:
-    for name in (
-        "Step, measured",
-        "Exposed tail, model",
-        "Backward return, measured",
-        "Last gradient ready, measured",
-    ):
-        expect(readout(page, name), f"{name} {context}").to_have_text(
-            starts(values[name]), timeout=TIMEOUT
-        )
+#: The readouts each upload test compares with the component's state.
+STEP_READOUTS = (
+    "Step, measured",
+    "Exposed tail, model",
+    "Backward return, measured",
+    "Last gradient ready, measured",
+)
+
+
+def assert_step_readouts(page: Page, values: dict[str, str], context: str) -> None:
+    assert_readouts(page, {name: values[name] for name in STEP_READOUTS}, context)
 
 
 def file_input(page: Page):
     """The upload control, found by its visible label."""
     return page.get_by_label("Upload a trace or profiler files", exact=True)
+
+
+def upload(page: Page, path: Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` and choose that one file in the upload control."""
+    if isinstance(data, str):
+        path.write_text(data)
+    else:
+        path.write_bytes(data)
+    file_input(page).set_input_files(str(path))
 
 
 def assert_alert_at_the_control(page: Page, *words: str) -> None:
@@ -82,74 +89,71 @@ def test_upload_good_then_bad_keeps_the_good_one(page: Page, server: str, ui, tm
         "accept", ".json,.gz,application/json,application/gzip"
     )
     expect(file_input(page)).to_have_attribute("multiple", "")
-    assert_readouts(page, expected(), "for the default shipped trace")
+    assert_step_readouts(page, expected(), "for the default shipped trace")
     back = button(page, "Show the shipped trace again")
     expect(back).to_be_hidden()
 
     good = tmp_path / "mine.json"
-    good.write_bytes(shipped()["one-bucket.json"].read_bytes())
-    file_input(page).set_input_files(str(good))
+    upload(page, good, shipped()["one-bucket.json"].read_bytes())
     expect(
         page.get_by_role("status").filter(has_text="Showing your upload, mine.json")
     ).to_be_visible(timeout=TIMEOUT)
     expect(back).to_be_visible()
     uploaded = parse_trace(good.read_bytes(), name="mine.json")
     after_good = expected(uploaded)
-    assert_readouts(page, after_good, "after a good upload")
+    assert_step_readouts(page, after_good, "after a good upload")
 
     bad = tmp_path / "broken.json"
     doc = json.loads(good.read_text())
     del doc["iterations"][0]["ranks"][0]["backward_return"]
-    bad.write_text(json.dumps(doc))
-    file_input(page).set_input_files(str(bad))
+    upload(page, bad, json.dumps(doc))
     assert_alert_at_the_control(page, "backward_return")
-    assert_readouts(page, after_good, "after a bad upload (unchanged)")
+    assert_step_readouts(page, after_good, "after a bad upload (unchanged)")
 
     back.click()
     expect(back).to_be_hidden(timeout=TIMEOUT)
     expect(page.get_by_role("alert")).to_have_count(0)
-    assert_readouts(page, expected(), "back on the shipped trace")
+    assert_step_readouts(page, expected(), "back on the shipped trace")
 
 
 def test_not_json_is_refused_with_a_message(page: Page, server: str, ui, tmp_path) -> None:
     ui.open_widget(page, f"{server}{ROUTE}")
-    bad = tmp_path / "notes.json"
-    bad.write_text("print('hello')")
-    file_input(page).set_input_files(str(bad))
+    upload(page, tmp_path / "notes.json", "print('hello')")
     assert_alert_at_the_control(page, "not valid JSON")
-    assert_readouts(page, expected(), "after a refused upload")
+    assert_step_readouts(page, expected(), "after a refused upload")
 
 
-def test_an_empty_file_gets_a_message_at_the_control(
+@pytest.mark.parametrize(
+    ("name", "size", "words"),
+    [
+        ("empty.json", 0, ("empty.json is empty",)),
+        ("big.json", MAX_UPLOAD_BYTES + 1, ("big.json", "12,582,912-byte limit (12 MiB)")),
+    ],
+    ids=["empty", "over-the-limit"],
+)
+def test_an_empty_or_too_large_file_is_refused_in_the_page(
+    page: Page, server: str, ui, tmp_path, ws_frames, name: str, size: int, words: tuple
+) -> None:
+    ui.open_widget(page, f"{server}{ROUTE}")
+    ws_frames.reset()
+    upload(page, tmp_path / name, b" " * size)
+    assert_alert_at_the_control(page, *words)
+    assert ws_frames.sent == 0, f"{name} is refused in the page, before sending"
+    assert_step_readouts(page, expected(), f"after {name}")
+
+
+def test_files_over_the_limit_together_are_refused_in_the_page(
     page: Page, server: str, ui, tmp_path, ws_frames
 ) -> None:
     ui.open_widget(page, f"{server}{ROUTE}")
-    empty = tmp_path / "empty.json"
-    empty.write_bytes(b"")
     ws_frames.reset()
-    file_input(page).set_input_files(str(empty))
-    assert_alert_at_the_control(page, "empty.json is empty")
-    assert ws_frames.sent == 0, "an empty file is refused in the page, before sending"
-    assert_readouts(page, expected(), "after an empty file")
-
-
-def test_a_file_over_the_limit_is_refused_before_sending(
-    page: Page, server: str, ui, tmp_path, ws_frames
-) -> None:
-    ui.open_widget(page, f"{server}{ROUTE}")
-    big = tmp_path / "big.json"
-    big.write_bytes(b" " * (MAX_UPLOAD_BYTES + 1))
-    ws_frames.reset()
-    file_input(page).set_input_files(str(big))
-    assert_alert_at_the_control(page, "big.json", "12,582,912-byte limit (12 MiB)")
-    assert ws_frames.sent == 0, "a file over the limit is refused in the page, before sending"
-    # Two files over it together, each under it, likewise.
+    # Two files over it together, each under it.
     halves = [tmp_path / "rank0.json.gz", tmp_path / "rank1.json.gz"]
     for half in halves:
         half.write_bytes(b"\x1f\x8b" + b"\0" * (MAX_UPLOAD_BYTES // 2))
     file_input(page).set_input_files([str(h) for h in halves])
     assert_alert_at_the_control(page, "2 files: 12,582,916 bytes")
-    assert ws_frames.sent == 0
+    assert ws_frames.sent == 0, "files over the limit together are refused before sending"
 
 
 def test_a_trace_of_the_largest_allowed_size_arrives_in_one_message(
@@ -167,7 +171,7 @@ def test_a_trace_of_the_largest_allowed_size_arrives_in_one_message(
     expect(
         page.get_by_role("status").filter(has_text="Showing your upload, largest.json")
     ).to_be_visible(timeout=30_000)
-    assert_readouts(page, expected(parse_trace(padded, name="largest.json")), "after it")
+    assert_step_readouts(page, expected(parse_trace(padded, name="largest.json")), "after it")
 
 
 def test_an_iteration_past_the_trace_gets_a_notice_and_the_value_in_use(
@@ -229,9 +233,7 @@ def test_an_upload_with_fewer_iterations_changes_the_iterations_range(
     expect(field(page, "Iteration")).to_have_value("5")
     doc = json.loads(shipped()["one-bucket.json"].read_text())
     doc["iterations"] = doc["iterations"][:3]
-    short = tmp_path / "short.json"
-    short.write_text(json.dumps(doc))
-    file_input(page).set_input_files(str(short))
+    upload(page, tmp_path / "short.json", json.dumps(doc))
     expect(page.get_by_role("status").filter(has_text="It has 3 iterations")).to_be_visible(
         timeout=TIMEOUT
     )
@@ -321,9 +323,7 @@ def test_a_broken_profile_gets_a_message_at_the_control_and_the_trace_stays(
         "rank0.json.gz and rank1.json.gz"
     )
     # A file that is JSON but neither a trace nor a profile.
-    other = tmp_path / "notes.json"
-    other.write_text('{"notes": ["not a trace"]}')
-    file_input(page).set_input_files(str(other))
+    upload(page, tmp_path / "notes.json", '{"notes": ["not a trace"]}')
     assert_alert_at_the_control(page, "neither an overlap-lab trace", "nor a torch.profiler trace")
     expect(readout(page, "Step, measured")).to_have_text(starts("7.80 ms"))
 
@@ -427,4 +427,4 @@ def test_the_keyboard_reaches_the_upload_and_opens_its_chooser(
     assert ui.focused(page)["name"] == "Show the shipped trace again"
     page.keyboard.press("Enter")
     expect(button(page, "Show the shipped trace again")).to_be_hidden(timeout=TIMEOUT)
-    assert_readouts(page, expected(), "back on the shipped trace")
+    assert_step_readouts(page, expected(), "back on the shipped trace")

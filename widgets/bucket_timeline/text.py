@@ -54,17 +54,6 @@ SUGGESTIONS = {
     Suggestion.SMALLER_BUCKETS: " Smaller buckets are faster here: the best setting saves {gain}.",
     Suggestion.NONE: " No other bucket size is faster.",
 }
-#: The readouts, in the order the page shows them (Elapsed time is the page's own, live).
-READOUT_KEYS = (
-    "backward_end",
-    "comm_end",
-    "tail",
-    "step",
-    "buckets",
-    "overhead",
-    "overlap",
-    "regime",
-)
 
 
 def readout_values(s: Schedule) -> dict[str, tuple[str, str, str]]:
