@@ -492,11 +492,16 @@ def embedding() -> Iterator[Embedding]:
             course_server.server_close()
 
 
+#: This module, taken while it is imported: another folder's ``conftest`` may take the name
+#: ``conftest`` in ``sys.modules`` later in a run.
+_THIS = sys.modules[__name__]
+
+
 @pytest.fixture(scope="session")
 def ui():
     """These helpers as a namespace (``ui.open_widget(page, url)``), so tests need not import
-    a module called ``conftest``."""
-    return sys.modules[__name__]
+    a module called ``conftest``)."""
+    return _THIS
 
 
 @contextlib.contextmanager
