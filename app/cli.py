@@ -1,4 +1,4 @@
-"""``overlap-lab serve``: start Panel's server with every route; and the trace commands."""
+"""``overlap-lab serve``: start Panel's server with every route; ``export``; the trace commands."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 
 import panel as pn
 
@@ -20,6 +21,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve_parser = sub.add_parser("serve", help="serve the index, the lessons and the widgets")
     ServeOptions.add_arguments(serve_parser)
+    export_parser = sub.add_parser(
+        "export", help="write the index, every lesson and every widget as static files"
+    )
+    export_parser.add_argument("dir", type=Path, help="the folder to write (created if missing)")
+    export_parser.add_argument(
+        "--live", default="", metavar="URL", help="the live lab's address, linked from the copy"
+    )
+    export_parser.add_argument(
+        "--single-file",
+        action="store_true",
+        help="also write one self-contained HTML file per widget and lesson (single/)",
+    )
     add_trace_commands(sub)
     return parser
 
@@ -45,6 +58,22 @@ def serve(options: ServeOptions) -> None:
     )
 
 
+def export(out: Path, live: str, single_file: bool) -> None:
+    """Write the course as static files and say what was written."""
+    from .export.course import export_course
+
+    if out.exists() and not out.is_dir():
+        raise SystemExit(f"overlap-lab export: {out} is a file, not a folder")
+    if live and not live.startswith(("http://", "https://")):
+        raise SystemExit(f"overlap-lab export: --live must be an http(s) address, not {live!r}")
+    report = export_course(out, live, single_file)
+    largest = max(report.files.items(), key=lambda item: item[1])
+    print(
+        f"wrote {len(report.files)} files, {report.total / 1e6:.2f} MB, into {out} "
+        f"(largest: {largest[0]}, {largest[1] / 1e6:.2f} MB)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``overlap-lab`` command."""
     args = build_parser().parse_args(argv)
@@ -55,6 +84,8 @@ def main(argv: list[str] | None = None) -> None:
         except ValueError as exc:  # a value out of its bounds: say which, as argparse does
             raise SystemExit(f"overlap-lab serve: {exc}") from None
         serve(options)
+    elif args.command == "export":
+        export(args.dir, args.live, args.single_file)
     else:
         try:
             code = run_trace_command(args)

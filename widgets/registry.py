@@ -9,7 +9,7 @@ Views are imported only when a widget is created, so reading the registry
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -36,6 +36,11 @@ class WidgetSpec:
     view: str
     """``"module:Class"`` of the view, under ``widgets``."""
     presets: Mapping[str, Mapping] = field(default_factory=dict)
+    export_axes: Mapping[str, Callable[[param.Parameterized], Sequence[object]]] = field(
+        default_factory=dict
+    )
+    """For a static copy (``app.export``): settings whose values are precomputed from each
+    named configuration, each as a function of the settings to the values it takes."""
 
     @property
     def keys(self) -> list[str]:
@@ -104,6 +109,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             BucketConfig,
             "bucket_timeline.component:BucketTimeline",
             BUCKET_PRESETS,
+            export_axes={"layers_per_bucket": lambda settings: range(1, settings.n_layers + 1)},
         ),
         WidgetSpec(
             "queue-lab",
@@ -112,6 +118,12 @@ WIDGETS: dict[str, WidgetSpec] = {
             "drains, then run it.",
             FluidQueue,
             "queue_lab.component:QueueLab",
+            export_axes={
+                "arrival": lambda settings: range(0, 7),
+                "service": lambda settings: range(1, 7),
+                "initial": lambda settings: range(0, 9),
+                "predicted_drain_time": lambda settings: range(1, 11),
+            },
         ),
         WidgetSpec(
             "ranks",
@@ -120,6 +132,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "readiness, what a timer sees, when overlap slows compute, and when ranks disagree.",
             RanksConfig,
             "many_ranks.component:RanksView",
+            export_axes={"layers_per_bucket": lambda settings: (1, 2, 3, 4, 6, 12)},
         ),
         WidgetSpec(
             "trace",
@@ -129,6 +142,9 @@ WIDGETS: dict[str, WidgetSpec] = {
             "bucket size.",
             TraceViewConfig,
             "trace_viewer.component:TraceView",
+            export_axes={
+                "iteration": lambda settings: range(settings.param.iteration.bounds[1] + 1)
+            },
         ),
     )
 }

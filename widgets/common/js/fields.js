@@ -53,7 +53,8 @@ export function field(spec, send) {
       if (error) {
         message.className = "ol-error";
         message.setAttribute("role", "alert");
-        message.textContent = error;
+        // A copy without a server says so here, with a link to the live lab.
+        message.replaceChildren(error.text ?? error, ...(error.href ? [" ", h("a", { href: error.href }, error.link)] : []));
         input.setAttribute("aria-invalid", "true");
         return;
       }

@@ -1,0 +1,1 @@
+"""The course as static files: every page with the states the live server would send."""

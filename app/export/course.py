@@ -1,0 +1,124 @@
+"""``overlap-lab export DIR``: the index, every lesson and every widget as static files.
+
+The folder holds ``index.html``, ``assets/`` (the bundles and the static state
+source), one folder per widget and per lesson with its ``index.html`` and
+``states.json.gz``, and with ``--single-file`` also ``single/<name>.html``:
+one self-contained file per widget and lesson.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lessons import Lesson, load_lessons
+from lessons.parser import WidgetBlock
+from widgets.registry import WIDGETS
+
+from ..lesson_page import experiment_note, lesson_html
+from .pages import (
+    STATIC_SOURCE,
+    Page,
+    bundle_path,
+    index_page,
+    lesson_page,
+    served_html,
+    single_html,
+    widget_page,
+)
+from .states import widget_states
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote: each file's path (relative to the folder) and size in bytes."""
+
+    out: Path
+    files: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        """Bytes written, every file together."""
+        return sum(self.files.values())
+
+    def write(self, path: str, data: bytes | str) -> None:
+        """Write one file of the export."""
+        target = self.out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        target.write_bytes(raw)
+        self.files[path] = len(raw)
+
+
+def _widget_entry(states, shared, notes: dict[int, str]) -> dict:
+    spec = states.spec
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        **shared,
+        "records": states.records,
+        "configurations": states.configurations,
+        "notes": {str(k): v for k, v in notes.items()},
+        "start": 0,
+    }
+
+
+def widget_page_states(name: str, live: str) -> dict:
+    """A widget page's states: its defaults, named configurations and declared axes."""
+    states, shared = widget_states(WIDGETS[name])
+    return {"widgets": [_widget_entry(states, shared, {})], "experiments": {}, "live": live}
+
+
+def lesson_page_states(lesson: Lesson, live: str) -> dict:
+    """A lesson's states: each widget's initial state and each experiment's, per widget."""
+    _, blocks, experiments = lesson_html(lesson)
+    slot = {id(block): i for i, block in enumerate(blocks)}
+    by_block = {i: b for i, b in enumerate(lesson.blocks) if isinstance(b, WidgetBlock)}
+    widgets, targets = [], {}
+    for i, block in enumerate(blocks):
+        mine = [
+            (n, experiment_note(e), dict(e.settings))
+            for n, e in enumerate(experiments)
+            if slot[id(by_block[e.target])] == i
+        ]
+        targets.update({str(n): i for n, _, _ in mine})
+        states, shared = widget_states(
+            WIDGETS[block.widget], dict(block.settings), mine, axes=False
+        )
+        widgets.append(_widget_entry(states, shared, {n: note for n, note, _ in mine}))
+    return {"widgets": widgets, "experiments": targets, "live": live}
+
+
+def packed(states: dict) -> bytes:
+    """A page's states as gzipped JSON (deterministic: no time stamp)."""
+    text = json.dumps(states, separators=(",", ":"), allow_nan=False)
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+
+
+def export_course(out: Path, live: str = "", single_file: bool = False) -> ExportReport:
+    """Write the whole course into ``out`` (files of an earlier export are replaced)."""
+    live = live.rstrip("/")
+    report = ExportReport(out)
+    report.write("index.html", index_page(live))
+    for name in WIDGETS:
+        report.write(f"assets/{bundle_path(name).name}", bundle_path(name).read_bytes())
+    report.write(f"assets/{STATIC_SOURCE.name}", STATIC_SOURCE.read_bytes())
+    lessons = list(load_lessons().values())
+    pages: list[tuple[Page, Page, dict]] = []
+    for name in WIDGETS:
+        page = widget_page(name, live)
+        pages.append((page, page, widget_page_states(name, live)))
+    for lesson in lessons:
+        page = lesson_page(lesson, lessons, live)
+        alone = lesson_page(lesson, lessons, live, nav=False)
+        pages.append((page, alone, lesson_page_states(lesson, live)))
+    for page, alone, states in pages:
+        data = packed(states)
+        folder = page.path.rsplit("/", 1)[0]
+        report.write(page.path, served_html(page))
+        report.write(f"{folder}/states.json.gz", data)
+        if single_file:
+            report.write(f"single/{folder.rsplit('/', 1)[-1]}.html", single_html(alone, data))
+    return report

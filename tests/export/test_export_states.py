@@ -1,0 +1,106 @@
+"""An export's states equal what the live components send for the same settings.
+
+Every state of every widget page and lesson is rebuilt the way the live server
+builds a page for a link: its URL query parsed by the registry, a new
+component, the data table asked for (and a prediction, which links do not
+carry, typed in); then each Step, comparing each moment, and Reset. Only the
+anchor's message count and the last experiment's note may differ (they count
+messages, not settings).
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs
+
+import pytest
+from panel.custom import JSComponent
+
+from app.export.course import lesson_page_states, widget_page_states
+from lessons import load_lessons
+from widgets.model.buckets import PRESETS
+from widgets.registry import WIDGETS
+
+LESSONS = load_lessons()
+NOT_SETTINGS = ("query", "moments", "experiments", "reset")
+
+
+def live_params(view) -> dict:
+    """What a live component syncs, without the message count and the experiment's note."""
+    params = {n: getattr(view, n) for n in view.param if n not in JSComponent.param}
+    params = json.loads(json.dumps(params))
+    params.pop("message")
+    params["anchor"].pop("revision")
+    return params
+
+
+def exported(widget: dict, record: dict, moment: dict | None = None) -> dict:
+    params = {k: v for k, v in record.items() if k not in NOT_SETTINGS}
+    params = {**params, **(moment or {}), "fields": widget["fields"]}
+    params["anchor"] = {**record["anchor"], **(moment or {}).get("anchor", {})}
+    params["anchor"].pop("revision")
+    params.pop("message", None)
+    return params
+
+
+def live_view(name: str, record: dict):
+    """The page a link to the state opens, with what a link does not carry (a learner's
+    prediction) typed into its control, as a learner would."""
+    spec = WIDGETS[name]
+    kwargs, notices = spec.parse(parse_qs(record["query"], keep_blank_values=True))
+    assert not notices, notices
+    view = spec.create(**kwargs)
+    view.act("table")
+    for field, text in record["values"].items():
+        if view.values[field] != text:
+            view.edit(field, text)
+    return view
+
+
+def assert_page_matches_live(page: dict) -> None:
+    for widget in page["widgets"]:
+        for number, record in enumerate(widget["records"]):
+            view = live_view(widget["name"], record)
+            where = f"{widget['name']} state {number} (?{record['query']})"
+            assert exported(widget, record) == live_params(view), where
+            for k, moment in enumerate(record["moments"]):
+                view.act("step")
+                step = f"{where} Step {k + 1}"
+                assert exported(widget, record, moment) == live_params(view), step
+            assert view.anchor["elapsed"] >= view.anchor["horizon"], f"{where} ends at its horizon"
+            view.act("reset")
+            after = widget["records"][record["reset"]]
+            assert exported(widget, after) == live_params(view), f"{where} Reset"
+
+
+@pytest.mark.parametrize("name", list(WIDGETS))
+def test_every_widget_page_state_equals_the_live_component(name: str):
+    assert_page_matches_live(widget_page_states(name, ""))
+
+
+@pytest.mark.parametrize("name", list(LESSONS))
+def test_every_lesson_state_equals_the_live_component(name: str):
+    page = lesson_page_states(LESSONS[name], "")
+    assert_page_matches_live(page)
+    # Every experiment button is answered from the state its widget starts in.
+    experiments = [b for b in LESSONS[name].blocks if type(b).__name__ == "Experiment"]
+    assert sorted(page["experiments"], key=int) == [str(i) for i in range(len(experiments))]
+    for number, slot in page["experiments"].items():
+        assert number in page["widgets"][slot]["records"][0]["experiments"]
+
+
+def test_the_bucket_timeline_holds_every_preset_at_every_layers_per_bucket():
+    (widget,) = widget_page_states("bucket-timeline", "")["widgets"]
+    held = {(r["values"]["preset"], r["values"]["layers_per_bucket"]) for r in widget["records"]}
+    assert held == {(p, str(n)) for p in PRESETS for n in range(1, 13)}
+    assert set(widget["configurations"]["preset"]) == set(PRESETS)
+
+
+def test_the_trace_page_holds_every_iteration_of_every_shipped_trace():
+    (widget,) = widget_page_states("trace", "")["widgets"]
+    traces = widget["configurations"]["trace"]
+    held = {(r["values"]["trace"], r["values"]["iteration"]) for r in widget["records"]}
+    for trace in traces:
+        iterations = {int(i) for t, i in held if t == trace}
+        # 0 is the median iteration, then each recorded one (ten per shipped trace).
+        assert iterations == set(range(11)), (trace, sorted(iterations))
