@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import theme
-from app.lesson_page import lesson_html, lesson_nav
-from app.static_pages import index_html
+from app.pages import theme
+from app.pages.lesson_page import lesson_html, lesson_nav
+from app.pages.static_pages import index_html
 from lessons import Lesson
 from widgets.common.bundles import COMMON_JS
 from widgets.registry import WIDGETS
