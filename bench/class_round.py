@@ -47,12 +47,12 @@ def _cpu(pids: list[int]) -> float:
     return sum(cpu_seconds(pid) for pid in pids)
 
 
-async def _widget_arrives(base: str, learner: Learner) -> tuple[float, int]:
+async def _widget_arrives(base: str, learner: Learner, assets: tuple) -> tuple[float, int]:
     """When the learner's frame had the round's widget, and the bytes it loaded."""
     await learner.stream.until(lambda v: v.get("phase") == "voting" and "src" in v)
     view = next(v for _, v in reversed(learner.stream.views) if "src" in v)
     size = 0
-    for path in (view["src"], *(f"/class/assets/{name}" for name in ASSETS)):
+    for path in (view["src"], *(f"/class/assets/{name}" for name in assets)):
         response = await learner.client.fetch(
             HTTPRequest(f"{base}{path}", headers=learner._headers()), raise_error=False
         )
@@ -66,8 +66,12 @@ def _stats(xs: list[float]) -> dict:
     return {"p50_s": percentile(xs, 50), "p95_s": percentile(xs, 95), "max_s": max(xs)}
 
 
-async def run_round(target: dict, n: int, before: int) -> dict:
-    """One round of ``n`` learners; then ``before`` live frames, as each learner had one."""
+async def run_round(target: dict, n: int, before: int, cached: bool = False) -> dict:
+    """One round of ``n`` learners; then ``before`` live frames, as each learner had one.
+
+    ``cached``: the learners' browsers hold the frame's scripts (a round after the first).
+    """
+    assets = () if cached else ASSETS
     base, routes, pids = target["base"], target["routes"], target["pids"]
     configure_client(4 * n + 50)
     teacher = Instructor(base)
@@ -75,17 +79,18 @@ async def run_round(target: dict, n: int, before: int) -> dict:
     learners = [Learner(base, teacher.code, routes(i)) for i in range(n)]
     await asyncio.gather(*(lr.join() for lr in learners))
     await teacher.stream.until(lambda v: v.get("connected") == n, timeout=120)
-    cpu0, t_open = _cpu(pids), time.perf_counter()
+    cpu0, t_open, client0 = _cpu(pids), time.perf_counter(), time.process_time()
     opened = await teacher.act("open", **ROUND)
     if not opened.get("ok"):
         raise RuntimeError(f"Open voting was refused: {opened}")
-    loaded = await asyncio.gather(*(_widget_arrives(base, lr) for lr in learners))
+    loaded = await asyncio.gather(*(_widget_arrives(base, lr, assets) for lr in learners))
+    cpu_loaded, client_loaded = _cpu(pids), time.process_time() - client0
     rng = random.Random(28)
     values = [round(rng.uniform(1, 12), 2) for _ in range(n)]
     votes = await asyncio.gather(*(lr.vote(str(v)) for lr, v in zip(learners, values, strict=True)))
     refused = [r for _, _, r in votes if not r.get("ok")]
     await teacher.stream.until(lambda v: (v.get("votes") or {}).get("count") == n - len(refused))
-    t_reveal = time.perf_counter()
+    cpu_voted, t_reveal = _cpu(pids), time.perf_counter()
     if not (await teacher.act("reveal")).get("ok"):
         raise RuntimeError("Reveal was refused")
     shown = await asyncio.gather(
@@ -109,6 +114,13 @@ async def run_round(target: dict, n: int, before: int) -> dict:
         "widget_bytes_per_learner": loaded[0][1],
         "reveal_to_answer": _stats([t - t_reveal for t in shown]),
         "round_cpu_ms_per_learner": 1000 * (cpu1 - cpu0) / n,
+        "cpu_ms_per_learner_by_part": {
+            "open_to_widget": 1000 * (cpu_loaded - cpu0) / n,
+            "votes": 1000 * (cpu_voted - cpu_loaded) / n,
+            "reveal": 1000 * (cpu1 - cpu_voted) / n,
+        },
+        "client_cpu_s_open_to_widget": client_loaded,
+        "scripts_fetched": bool(assets),
         "live_frame_cpu_ms_per_learner": 1000 * (cpu3 - cpu2) / max(1, before),
         "live_frames_ok": sum(p.ok for p in pages),
         "votes_refused": len(refused),
@@ -131,13 +143,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--learners", type=int, default=1000)
     parser.add_argument("--before", type=int, default=100, help="live frames, as before")
     parser.add_argument("--bare", type=int, default=100, help="bare app page loads")
+    parser.add_argument(
+        "--cached", action="store_true", help="browsers hold the frame's scripts (a later round)"
+    )
     args = parser.parse_args(argv)
     bare = bare_session_cpu_ms(args.bare)
     with (
         tempfile.TemporaryDirectory(prefix="overlap-lab-round-") as tmp,
         behind_nginx(Path(tmp)) as target,
     ):
-        result = asyncio.run(run_round(target, args.learners, args.before))
+        result = asyncio.run(run_round(target, args.learners, args.before, args.cached))
     result["bare_session_cpu_ms"] = bare
     result["round_cpu_x_bare"] = result["round_cpu_ms_per_learner"] / bare
     result["live_frame_cpu_x_bare"] = result["live_frame_cpu_ms_per_learner"] / bare

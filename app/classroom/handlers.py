@@ -20,7 +20,7 @@ from .hub import Listener
 from .pages import entry_html, instructor_html, learner_html, not_found_html
 from .qr import qr_svg
 from .rooms import ClassError, instructor_view, learner_view, widget_mode, widget_src
-from .round_file import asset_path, revealed_states, round_html
+from .round_file import asset, revealed_states, round_html
 from .service import ClassService
 
 log = logging.getLogger("overlap-lab.classroom")
@@ -172,13 +172,13 @@ class RoundAsset(RequestHandler):
     """``/class/assets/<file>``: the static state source and the widgets' bundles."""
 
     def get(self, name: str) -> None:
-        path = asset_path(name)
-        if path is None:
+        script = asset(name)
+        if script is None:
             self.send_error(404)
             return
         self.set_header("Content-Type", "text/javascript; charset=utf-8")
         self.set_header("Cache-Control", "public, max-age=3600")
-        self.finish(path.read_bytes())
+        self.finish(script)
 
 
 class Vote(ClassHandler):

@@ -127,14 +127,12 @@ def _json_safe(data: dict) -> str:
     return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
 
 
-def asset_path(name: str) -> Path | None:
-    """A file the round pages import: the static state source or a class widget's bundle."""
-    if name == STATIC_SOURCE.name:
-        return STATIC_SOURCE
-    for widget in WIDGETS:
-        if bundle_path(widget).name == name:
-            return bundle_path(widget)
-    return None
+@functools.lru_cache(maxsize=16)
+def asset(name: str) -> bytes | None:
+    """A script the round pages import (the static state source, a widget's bundle), or None."""
+    paths = [STATIC_SOURCE, *(bundle_path(widget) for widget in WIDGETS)]
+    found = [p for p in paths if p.name == name]
+    return found[0].read_bytes() if found else None
 
 
 def gunzipped(states: str) -> dict:

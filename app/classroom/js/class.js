@@ -392,6 +392,10 @@ function learner() {
     if (view) status.textContent = "Reconnecting…";
   };
   events.onopen = () => {
+    // A learner exploring the live widget after Unlock holds a session of its own,
+    // which may have gone with the backend: load it again. The round's file needs nothing.
+    const shown = frame.contentWindow && frame.contentWindow.location.pathname;
+    if (lost && shown && !frame.src.endsWith(shown)) frame.contentWindow.location.reload();
     lost = false;
   };
   // The widget reports its height (the frame takes it, so the page scrolls as one) and
