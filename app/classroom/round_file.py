@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import gzip
 import html
 import json
 from pathlib import Path
@@ -133,8 +132,3 @@ def asset(name: str) -> bytes | None:
     paths = [STATIC_SOURCE, *(bundle_path(widget) for widget in WIDGETS)]
     found = [p for p in paths if p.name == name]
     return found[0].read_bytes() if found else None
-
-
-def gunzipped(states: str) -> dict:
-    """The states a page receives, decoded (for tests and the benchmark's checks)."""
-    return json.loads(gzip.decompress(base64.b64decode(states)))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 
 import pytest
 from conftest import run, ui_support
 from tornado.httpclient import AsyncHTTPClient
 
-from app.classroom.round_file import gunzipped
 from bench.classroom import Instructor, Learner
 from bench.loadclient import configure_client
 
@@ -17,6 +18,11 @@ from bench.loadclient import configure_client
 def server():
     with ui_support.running_server() as served:
         yield served
+
+
+def gunzipped(states: str) -> dict:
+    """States as a page receives them (base64 of gzipped JSON), decoded."""
+    return json.loads(gzip.decompress(base64.b64decode(states)))
 
 
 def _forms(answer: float) -> list[str]:
