@@ -312,7 +312,7 @@ def behind_nginx(tmp: Path) -> Iterator[dict]:
         ["/usr/bin/redis-server", "--port", str(redis_port), "--bind", "127.0.0.1",
          "--dir", str(tmp), "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
         tmp / "redis.log",
-    ):  # fmt: skip
+    ) as redis:  # fmt: skip
         time.sleep(0.5)
         url = f"redis://127.0.0.1:{redis_port}/0"
         ports = [free_port(), free_port()]
@@ -344,7 +344,11 @@ def behind_nginx(tmp: Path) -> Iterator[dict]:
                         urllib.request.urlopen(f"{base}/liveness", timeout=1)
                         break
                     time.sleep(0.1)
-                yield {"base": base, "routes": lambda i: f"learner{i}"}
+                yield {
+                    "base": base,
+                    "routes": lambda i: f"learner{i}",
+                    "pids": [redis.pid, *(server.pid for server in servers)],
+                }
         finally:
             for server in servers:
                 stop_server(server)

@@ -20,8 +20,9 @@ from .hub import Listener
 from .pages import entry_html, instructor_html, learner_html, not_found_html
 from .qr import qr_svg
 from .rooms import ClassError
+from .round_file import asset, revealed_states, round_html
 from .service import ClassService
-from .views import instructor_view, learner_view
+from .views import instructor_view, learner_view, widget_mode, widget_src
 
 log = logging.getLogger("overlap-lab.classroom")
 LEARNER_COOKIE = "ol_learner"
@@ -151,6 +152,36 @@ class LearnerPage(ClassHandler):
         self.page(learner_html(self.prefix, code))
 
 
+class RoundFile(ClassHandler):
+    """``/class/<code>/round/<n>``: the round's widget as one file, for the room's phase now."""
+
+    async def get(self, typed: str, number: str) -> None:
+        classroom, _ = await self.service.get()
+        code = normalize_code(typed)
+        room = await classroom.store.get_room(code) if code else None
+        if room is None or room.get("round") != number or not room.get("widget"):
+            self.page("<!doctype html><title>Class round</title><p>This round is over.</p>", 404)
+            return
+        live = widget_src(self.prefix, code, room, mode="open")
+        widget, query = room["widget"], room.get("query", "")
+        self.page(round_html(self.prefix, widget, query, widget_mode(room), live))
+        # Built once per round here, before Reveal asks every stream of this process for it.
+        revealed_states(widget, query)
+
+
+class RoundAsset(RequestHandler):
+    """``/class/assets/<file>``: the static state source and the widgets' bundles."""
+
+    def get(self, name: str) -> None:
+        script = asset(name)
+        if script is None:
+            self.send_error(404)
+            return
+        self.set_header("Content-Type", "text/javascript; charset=utf-8")
+        self.set_header("Cache-Control", "public, max-age=3600")
+        self.finish(script)
+
+
 class Vote(ClassHandler):
     """``POST /class/<code>/vote``: a learner's prediction, answered once it is stored."""
 
@@ -240,7 +271,7 @@ class LearnerEvents(Stream):
         try:
             r = int(room.get("round", "0"))
             yours = await classroom.store.vote_of(code, r, learner) if r else None
-            self.send(learner_view(code, room, yours, self.prefix))
+            self.send(with_states(learner_view(code, room, yours, self.prefix), room))
             await classroom.store.publish(code, "seen")
             await self.hold()
         finally:
@@ -258,7 +289,14 @@ class LearnerEvents(Stream):
 
     def changed(self, room, votes, connected) -> None:
         yours = votes.get(self.learner) if room is not None else None
-        self.send(learner_view(self.code, room, yours, self.prefix))
+        self.send(with_states(learner_view(self.code, room, yours, self.prefix), room))
+
+
+def with_states(view: dict, room: dict | None) -> dict:
+    """A learner's view, with the round's revealed states once the answer is out."""
+    if view.get("phase") == "revealed" and room is not None and room.get("widget"):
+        view["states"] = revealed_states(room["widget"], room.get("query", ""))
+    return view
 
 
 class TeachAction(ClassHandler):
@@ -347,7 +385,9 @@ def class_patterns(service: ClassService) -> list[tuple]:
         (r"/class/teach", TeachPage, args),
         (r"/class/api/teach/stream", TeachStream, args),
         (r"/class/api/teach/(\w{1,20})", TeachAction, args),
+        (r"/class/assets/([\w.-]{1,80}\.js)", RoundAsset),
         (rf"/class/{code}/events", LearnerEvents, args),
+        (rf"/class/{code}/round/(\d{{1,6}})", RoundFile, args),
         (rf"/class/{code}/vote", Vote, args),
         (rf"/class/{code}/?", LearnerPage, args),
     ]

@@ -25,11 +25,16 @@ def widget_mode(room: Mapping[str, str]) -> str:
     return "open" if room.get("unlocked") == "1" else "revealed"
 
 
-def widget_src(prefix: str, code: str, room: Mapping[str, str]) -> str:
-    """The learner's widget (an iframe): the round's settings, locked for its phase."""
+def widget_src(prefix: str, code: str, room: Mapping[str, str], mode: str = "") -> str:
+    """The round's live widget (a session): the round's settings, locked for ``mode``."""
     query = room.get("query", "")
-    rest = f"room={code}&round={room['round']}&mode={widget_mode(room)}"
+    rest = f"room={code}&round={room['round']}&mode={mode or widget_mode(room)}"
     return f"{prefix}/class/{room['widget']}?{query + '&' if query else ''}{rest}"
+
+
+def round_src(prefix: str, code: str, room: Mapping[str, str]) -> str:
+    """The learner's frame: the round's widget as one file (:mod:`app.classroom.round_file`)."""
+    return f"{prefix}/class/{code}/round/{room['round']}"
 
 
 def _round_fields(code: str, room: Mapping[str, str], prefix: str) -> dict:
@@ -39,7 +44,8 @@ def _round_fields(code: str, room: Mapping[str, str], prefix: str) -> dict:
     return {
         "widget": room["widget"],
         "title": WIDGETS[room["widget"]].title,
-        "src": widget_src(prefix, code, room),
+        "src": round_src(prefix, code, room),
+        "mode": widget_mode(room),
         "question": question,
     }
 

@@ -1,7 +1,9 @@
-"""A round's widget on a learner's page: the round's settings, locked as its phase says.
+"""A round's widget as a live session: the round's settings, locked as its phase says.
 
-The learner's page shows it in a frame (``/class/<widget>?<settings>&room=..``).
-Its session follows the room like the learner's page does: while voting it
+A learner's frame shows the round as a file (:mod:`app.classroom.round_file`);
+this live page (``/class/<widget>?<settings>&room=..``) is what the frame opens
+at a learner's first edit once the controls are unlocked. Its session follows
+the room like the learner's page does: while voting it
 refuses every edit and every run, with the run's controls hidden (and, for a
 widget whose chart shows the result at once, the chart and readouts too); at
 Reveal it plays the run; Unlock controls frees it. It shows no share bar, so

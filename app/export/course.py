@@ -54,7 +54,8 @@ class ExportReport:
         self.files[path] = len(raw)
 
 
-def _widget_entry(states, shared, notes: dict[int, str]) -> dict:
+def widget_entry(states, shared, notes: dict[int, str]) -> dict:
+    """One widget's states as a page's static source reads them."""
     spec = states.spec
     return {
         "name": spec.name,
@@ -70,7 +71,7 @@ def _widget_entry(states, shared, notes: dict[int, str]) -> dict:
 def widget_page_states(name: str, live: str) -> dict:
     """A widget page's states: its defaults, named configurations and declared axes."""
     states, shared = widget_states(WIDGETS[name])
-    return {"widgets": [_widget_entry(states, shared, {})], "experiments": {}, "live": live}
+    return {"widgets": [widget_entry(states, shared, {})], "experiments": {}, "live": live}
 
 
 def lesson_page_states(lesson: Lesson, live: str) -> dict:
@@ -90,7 +91,7 @@ def lesson_page_states(lesson: Lesson, live: str) -> dict:
         states, shared = widget_states(
             WIDGETS[block.widget], dict(block.settings), mine, axes=False
         )
-        widgets.append(_widget_entry(states, shared, {n: note for n, note, _ in mine}))
+        widgets.append(widget_entry(states, shared, {n: note for n, note, _ in mine}))
     return {"widgets": widgets, "experiments": targets, "live": live}
 
 

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 from class_pages import open_round, predict, shown, start_class
-from conftest import ui_balancer, ui_support
+from class_support import ui_balancer, ui_support
 from redis_server import running_redis
 
 pytestmark = pytest.mark.ui

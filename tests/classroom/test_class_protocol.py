@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import run, ui_support
+from class_support import run, ui_support
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from bench.classroom import Instructor, Learner, run_class

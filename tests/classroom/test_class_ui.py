@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from class_pages import SHOTS_ENV, open_round, predict, shown, start_class
-from conftest import ui_support
+from class_support import ui_support
 
 pytestmark = pytest.mark.ui
 

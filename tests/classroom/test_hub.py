@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import run
+from class_support import run
 
 from app.classroom import hub as hub_module
 from app.classroom.codes import new_learner_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from conftest import run
+from class_support import run
 from redis_server import running_redis
 
 from app.classroom.codes import new_learner_id

@@ -296,7 +296,13 @@ function learner() {
   const frame = $("widget");
   const input = $("prediction");
   const message = $("prediction-message");
-  let view = null, shownRound = null, lost = false, stored = null;
+  let view = null, shownRound = null, lost = false, stored = null, frameReady = false;
+  // The round's widget is a file: the phase (and at Reveal the revealed states) reach
+  // it from this page's stream, never through a connection of its own.
+  const tellFrame = () => {
+    if (!frameReady || !view || !view.mode) return;
+    frame.contentWindow.postMessage({ type: "overlap-lab:round", mode: view.mode, states: view.states || null }, location.origin);
+  };
 
   $("predict").addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -337,9 +343,10 @@ function learner() {
     $("question-text").textContent = q.text;
     $("unit").textContent = q.unit;
     $("prediction-label").textContent = "Your prediction";
-    if (shownRound !== v.round || frame.dataset.base !== v.src.split("&room=")[0]) {
+    if (shownRound !== v.round || frame.dataset.base !== v.src) {
       shownRound = v.round;
-      frame.dataset.base = v.src.split("&room=")[0];
+      frame.dataset.base = v.src;
+      frameReady = false;
       frame.src = v.src;
       frame.title = `${v.title}, with this round's settings`;
       if (v.yours === null || v.yours === undefined) input.value = "";
@@ -352,6 +359,7 @@ function learner() {
       showMessage(message, input, `Stored: your prediction is ${fmt(v.yours, q.unit)}. Submitting again replaces it.`, false);
       message.className = "cl-ok";
     }
+    tellFrame();
     const voting = v.phase === "voting" && !v.closed;
     input.disabled = !voting;
     $("submit").disabled = !voting;
@@ -384,16 +392,21 @@ function learner() {
     if (view) status.textContent = "Reconnecting…";
   };
   events.onopen = () => {
-    if (lost && frame.src) {
-      // The widget's own connection may have gone with the backend: load it again.
-      frame.src = frame.src;
-    }
+    // A learner exploring the live widget after Unlock holds a session of its own,
+    // which may have gone with the backend: load it again. The round's file needs nothing.
+    const shown = frame.contentWindow && frame.contentWindow.location.pathname;
+    if (lost && shown && !frame.src.endsWith(shown)) frame.contentWindow.location.reload();
     lost = false;
   };
-  // The widget reports its height; the frame takes it, so the page scrolls as one.
+  // The widget reports its height (the frame takes it, so the page scrolls as one) and
+  // that it is ready to follow the round.
   addEventListener("message", (e) => {
-    if (e.origin !== location.origin || e.source !== frame.contentWindow || !e.data || e.data.type !== "overlap-lab:height") return;
-    frame.style.height = `${Math.ceil(e.data.height) + 8}px`;
+    if (e.origin !== location.origin || e.source !== frame.contentWindow || !e.data) return;
+    if (e.data.type === "overlap-lab:height") frame.style.height = `${Math.ceil(e.data.height) + 8}px`;
+    else if (e.data.type === "overlap-lab:round-ready") {
+      frameReady = true;
+      tellFrame();
+    }
   });
 }
 

@@ -183,26 +183,31 @@ export function staticModel(widget, live = "") {
     }
   };
   model.experiment = experiment;
+  // A page around the copy (a class round) sets what it owns, such as the lock.
+  model.update = set;
   const r = record();
   Object.assign(model, stateOf(r), { anchor: anchor(r.anchor), message: {} });
   return model;
 }
 
-/** Gunzip and parse a base64 text (states inlined in a single file). */
+/** Gunzip and parse gzipped bytes (states inlined in a page, or fetched). */
 async function inflate(bytes) {
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return JSON.parse(await new Response(stream).text());
 }
 
+/** States sent as base64 text of gzipped JSON (inlined in a page, or posted into it). */
+export async function unpack(text) {
+  const bin = atob(text.trim());
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return inflate(bytes);
+}
+
 /** The page's states: inlined as base64 (`#ol-states`), or fetched beside the page. */
 export async function pageStates(doc = document) {
   const inline = doc.getElementById("ol-states");
-  if (inline) {
-    const bin = atob(inline.textContent.trim());
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    return inflate(bytes);
-  }
+  if (inline) return unpack(inline.textContent);
   const response = await fetch("states.json.gz");
   return inflate(await response.arrayBuffer());
 }
