@@ -49,6 +49,7 @@ from .measure import QUANTITIES, Measured, Summary, measure, quiet_iterations, s
 from .predict import Prediction, buckets_for_cap, compare, error_pct, predict_layout
 from .schema import (
     FORMAT,
+    UNKNOWN_SIZES,
     VERSION,
     TraceError,
     check_consistency,
@@ -62,6 +63,7 @@ __all__ = [
     "MAX_TRACE_BYTES",
     "QUANTITIES",
     "TERMS",
+    "UNKNOWN_SIZES",
     "VERSION",
     "Fit",
     "FitQuality",

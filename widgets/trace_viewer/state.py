@@ -224,7 +224,7 @@ def chart_table(r: TraceViewResult, lanes: list[dict]) -> dict:
                 defines = comm["defines"][b] if source == "measured" else None
                 rows.append([
                     f"Rank {rank}, {source}: bucket {b} all-reduce", rank, source,
-                    "all-reduce", f"Bucket {b}", b, float(mib[b]), comm["start"][b],
+                    "all-reduce", f"Bucket {b}", b, _finite(mib[b]), comm["start"][b],
                     comm["end"][b], comm["ready"][b], defines,
                 ])  # fmt: skip
             a, e = part["optimizer"]
@@ -302,7 +302,7 @@ def defining_state(r: TraceViewResult) -> list[dict]:
         {
             "bucket": b,
             "parameters": len(r.trace.bucket_parameters[b]),
-            "mib": float(mib[b]),
+            "mib": _finite(mib[b]),  # None: size unknown
             "rank": run_rank(r.trace, int(r.defining_rank[b])),
             "counts": [int(r.defining_counts[k, b]) for k in range(r.n_ranks)],
         }
