@@ -49,7 +49,6 @@ from .measure import QUANTITIES, Measured, Summary, measure, quiet_iterations, s
 from .predict import Prediction, buckets_for_cap, compare, error_pct, predict_layout
 from .schema import (
     FORMAT,
-    UNKNOWN_SIZES,
     VERSION,
     TraceError,
     check_consistency,
@@ -63,7 +62,6 @@ __all__ = [
     "MAX_TRACE_BYTES",
     "QUANTITIES",
     "TERMS",
-    "UNKNOWN_SIZES",
     "VERSION",
     "Fit",
     "FitQuality",

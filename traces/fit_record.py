@@ -81,8 +81,8 @@ class Fit:
 
     @property
     def sizes_known(self) -> bool:
-        """Whether the fitted traces gave every bucket's size (else no overhead or bandwidth)."""
-        return None not in self.parameter_bytes and bool(np.isfinite(self.bandwidth_gbps))
+        """Whether some fitted bucket had a known size, so overhead and bandwidth were fitted."""
+        return bool(np.isfinite(self.bandwidth_gbps))
 
     def layout_bytes(self, bucket_parameters: Sequence[np.typing.ArrayLike]) -> np.ndarray:
         """Each bucket's bytes for parameters bucketed as given (nan where a size is unknown)."""

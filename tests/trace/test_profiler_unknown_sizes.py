@@ -112,3 +112,25 @@ def test_the_chrome_export_says_size_unknown(imported) -> None:
     sizes = [e["args"]["bytes"] for e in events if "bytes" in e.get("args", {})]
     assert sizes == ["size unknown"] * (6 * 2 * STEPS)
     json.dumps(events, allow_nan=False)  # no NaN anywhere
+
+
+def test_with_some_sizes_known_the_fit_reads_bandwidth_from_those_alone(tmp_path) -> None:
+    documents = [ddp_run(r) for r in (0, 1)]
+    for document in documents:  # the BFloat16 bucket (bucket 2) loses its shapes
+        for event in document["traceEvents"]:
+            if event.get("args", {}).get("Input type") == ["c10::BFloat16"]:
+                del event["args"]["Input Dims"]
+    paths = write(tmp_path, documents)
+    out = tmp_path / "run.json"
+    assert _run(["import", *map(str, paths), "--out", str(out)]) == 0
+    trace = load_trace(out)
+    assert trace.bucket_bytes[:2].tolist() == [1 << 20, 2 << 20]
+    assert math.isnan(trace.bucket_bytes[2])
+    f = fit([trace], max_other_load=None)
+    # Buckets 0 and 1 of each of the 3 steps are fitted; bucket 2's 3 transfers are not.
+    assert f.size_range == (1 << 20, 2 << 20)
+    assert f.transfer_quality.samples == 2 * STEPS
+    assert math.isfinite(f.bandwidth_gbps) and f.bandwidth_gbps > 0
+    assert f"{STEPS} transfers left out, bucket sizes unknown" in " | ".join(f.unidentified)
+    with pytest.raises(PredictionRefused, match="its transfers have no size to time"):
+        compare(f, trace, max_other_load=None, extrapolate=True)

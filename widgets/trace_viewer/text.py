@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from traces import TERMS, UNKNOWN_SIZES, Fit, Trace
+from traces import TERMS, Fit, Trace
+from traces.schema import UNKNOWN_SIZES
 
 from .model import WhatIf
 
