@@ -356,9 +356,7 @@ def what_if_state(r: TraceViewResult) -> dict | None:
         "predicted": {q: float(w.predicted[q]) for q in QUANTITIES},
         "measured": None if w.measured is None else {q: float(w.measured[q]) for q in QUANTITIES},
         "measured_name": w.measured_name,
-        "refusal": refusal(
-            r.fit, [sum(r.fit.parameter_bytes[p] for p in b) for b in w.bucket_parameters]
-        ),
+        "refusal": refusal(r.fit, r.fit.layout_bytes(w.bucket_parameters)),
         # Fitted on one bucket layout (its own): which terms that could fit, and which not.
         "one_layout": r.fitted_on_self,
         "terms": fit_terms(r.fit, per_bucket=per_bucket) if r.fitted_on_self else [],
