@@ -100,6 +100,7 @@ def intervals(values: list[dict[str, float | tuple[float, ...]]]) -> dict[str, t
     return {
         name: (float(np.percentile(xs, LOW_PCT)), float(np.percentile(xs, HIGH_PCT)))
         for name, xs in flat.items()
+        if np.isfinite(xs).all()  # a term a fit could not have (no bucket sizes) gets none
     }
 
 

@@ -29,6 +29,11 @@ def _us(ms: float) -> float:
     return round(ms * 1000.0, 3)
 
 
+def _size(nbytes: float) -> int | str:
+    """A size as the export writes it: whole bytes, or "size unknown" (never NaN)."""
+    return "size unknown" if _nan(nbytes) else int(nbytes)
+
+
 def _complete(name: str, pid: int, tid: int, start: float, end: float, **args: Any) -> dict:
     event = {"name": name, "ph": "X", "pid": pid, "tid": tid, "ts": _us(start)}
     event["dur"] = max(0.0, round(_us(end) - _us(start), 3))
@@ -70,7 +75,7 @@ def to_chrome_trace(trace: Trace) -> dict[str, Any]:
             previous = trace.backward_start[i, r]
             for p in sorted(range(ready.size), key=lambda p: ready[p]):
                 name = trace.parameter_names[p]
-                size = int(trace.parameter_bytes[p])
+                size = _size(trace.parameter_bytes[p])
                 events.append(_complete(name, r, GRADIENTS, previous, ready[p], bytes=size))
                 events.append(
                     {
@@ -99,7 +104,7 @@ def to_chrome_trace(trace: Trace) -> dict[str, Any]:
                         tid,
                         issue,
                         done,
-                        bytes=int(trace.bucket_bytes[b]),
+                        bytes=_size(trace.bucket_bytes[b]),
                         parameters=[trace.parameter_names[p] for p in trace.bucket_parameters[b]],
                     )
                 )

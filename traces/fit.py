@@ -69,6 +69,8 @@ def _unidentified(
             if from_line
             else "transfer contention: too few fitted transfers ran under backward and too few "
             "after it"
+            if transfer.sizes_known
+            else "transfer contention: no fitted transfer has a known size to read it from"
         )
     if not from_alone:
         unidentified.append(
@@ -93,7 +95,7 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
     )
     # With all-reduces alone, a and bandwidth are their line and c_t is backward's
     # contention, matched once the rest is fitted (``match_contention``).
-    measured = seen.transfers
+    measured = seen.transfers.sized()  # what transfer terms and their quality can use
     if line is not None:
         transfer = TransferTerms(
             overhead_ms=line.overhead_ms,
@@ -105,7 +107,7 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
             isolated_quality=line.quality,
         )
     else:
-        transfer = transfers_from_overlap(measured, with_contention)
+        transfer = transfers_from_overlap(seen.transfers, with_contention)
     a, beta = transfer.overhead_ms, transfer.ms_per_byte
 
     if alone is None:
@@ -114,10 +116,14 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
         finalize_ms, finalize_per_mib = finalize_line(
             seen.last_bucket_bytes, seen.finalize_ms, alone.finalize_point
         )
-    predicted = measured.durations(a + beta * measured.size, transfer.contention)
+    if transfer.sizes_known:
+        predicted = measured.durations(a + beta * measured.size, transfer.contention)
+        transfer_quality = FitQuality.between(measured.duration, predicted)
+    else:  # no transfer has a size, so none is predicted
+        transfer_quality = FitQuality(r2=float("nan"), rms_ms=float("nan"), samples=0)
     fitted = Fit(
         parameter_names=names,
-        parameter_bytes=tuple(int(b) for b in traces[0].parameter_bytes),
+        parameter_bytes=tuple(None if np.isnan(b) else int(b) for b in traces[0].parameter_bytes),
         order=tuple(int(i) for i in seen.readiness_order),
         backward_ms=tuple(float(x) for x in backward.per_parameter_ms),
         overhead_ms=a,
@@ -132,7 +138,7 @@ def _fit_once(traces: list[Trace], max_other_load: float | None, with_contention
         after_return_ms=seen.after_return_ms,
         world_size=world,
         backward_quality=backward.quality,
-        transfer_quality=FitQuality.between(measured.duration, predicted),
+        transfer_quality=transfer_quality,
         separable=transfer.separable,
         contention_identified=backward.identified,
         sources=tuple(t.name for t in traces),

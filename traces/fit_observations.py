@@ -13,7 +13,7 @@ end are read from a trace.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -70,6 +70,14 @@ class Transfers:
             width=width,
             load=load,
         )
+
+    def subset(self, keep: np.ndarray) -> Transfers:
+        """The transfers where ``keep`` is true (e.g. those of known size)."""
+        return Transfers(**{f.name: getattr(self, f.name)[keep] for f in fields(self)})
+
+    def sized(self) -> Transfers:
+        """The transfers whose bucket size is known (a profile may not give it)."""
+        return self.subset(np.isfinite(self.size))
 
     def _inside(self) -> np.ndarray:
         """(N, P) how much of each piece lies within its measured transfer."""

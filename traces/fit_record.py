@@ -7,6 +7,7 @@ an interval on each of its reported terms (``TERMS``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -20,7 +21,7 @@ class Fit:
     """The fitted model: everything ``predict`` needs, with quality and provenance."""
 
     parameter_names: tuple[str, ...]
-    parameter_bytes: tuple[int, ...]
+    parameter_bytes: tuple[int | None, ...]  # None: unknown (a profile without sizes)
     order: tuple[int, ...]  # parameter indices in the order their gradients become ready
     backward_ms: tuple[float, ...]  # per parameter, at normal speed (ranks pooled)
     overhead_ms: float
@@ -78,15 +79,36 @@ class Fit:
             return None
         return self.copy_back_ms_per_mib * np.asarray(nbytes, float) / MIB
 
+    @property
+    def sizes_known(self) -> bool:
+        """Whether some fitted bucket had a known size, so overhead and bandwidth were fitted."""
+        return bool(np.isfinite(self.bandwidth_gbps))
+
+    def layout_bytes(self, bucket_parameters: Sequence[np.typing.ArrayLike]) -> np.ndarray:
+        """Each bucket's bytes for parameters bucketed as given (nan where a size is unknown)."""
+        size = np.array([np.nan if b is None else b for b in self.parameter_bytes], float)
+        return np.array([size[np.asarray(m, int)].sum() for m in bucket_parameters], float)
+
     def transfer_ms(self, nbytes: np.typing.ArrayLike) -> np.ndarray:
         """Transfer time at full speed of buckets of ``nbytes`` bytes."""
         return self.overhead_ms + np.asarray(nbytes, float) / (self.bandwidth_gbps * 1e6)
 
     def to_dict(self) -> dict:
-        """A JSON-ready dictionary."""
+        """A JSON-ready dictionary (a number the fit could not have, such as NaN, is null)."""
         d = asdict(self)
         d["backward_total_ms"] = float(sum(self.backward_ms))
-        return d
+        return _json_numbers(d)
+
+
+def _json_numbers(value):
+    """``value`` with every non-finite float replaced by None, which JSON can hold."""
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_numbers(v) for v in value]
+    return value
 
 
 #: The terms a fit reports (each with a bootstrap interval when resampled), by name.

@@ -8,6 +8,9 @@ transfer's work T, a and bandwidth follow by least squares, and the c_t whose
 predicted durations match the measured ones best wins, on the grid and then
 finer. Overhead and bandwidth can only be told apart from buckets of at least
 two sizes, and they absorb contention, so they hold only for the fitted sizes.
+Buckets of unknown size (a profile without sizes) are left out of all this;
+with none of known size there is no overhead, bandwidth or transfer
+contention (NaN), and ``why_unidentified`` says why.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 
 from .fit_observations import BUSY_SHARE, FREE_SHARE, MIN_BUSY, Transfers
 from .fit_quality import FitQuality
-from .schema import MIB, TraceError
+from .schema import MIB, UNKNOWN_SIZES, TraceError
 
 TRANSFER_CONTENTION_GRID = np.linspace(0.0, 6.0, 121)
 
@@ -34,10 +37,22 @@ class TransferTerms:
     identified: bool  # is the contention pinned down?
     size_range: tuple[float, float]  # bytes the terms hold for
     isolated_quality: FitQuality | None = None  # the line through the all-reduces alone
+    unsized: int = 0  # fitted transfers left out because their bucket's size is unknown
+
+    @property
+    def sizes_known(self) -> bool:
+        """Whether any fitted transfer had a known size (else the terms are NaN)."""
+        return bool(np.isfinite(self.ms_per_byte))
 
     def why_unidentified(self) -> str:
         """What overhead and bandwidth read off overlapping buckets can be trusted for."""
+        if not self.sizes_known:
+            return (
+                f"overhead and bandwidth: {UNKNOWN_SIZES}; the buckets' times hold, but no "
+                "bandwidth or per-transfer overhead can be read from them"
+            )
         low, high = self.size_range
+        left_out = f"; {self.unsized} transfers left out, {UNKNOWN_SIZES}" if self.unsized else ""
         return (
             "overhead and bandwidth: the traces hold no all-reduces timed alone, so they come "
             "from buckets that overlapped backward and absorb contention; trusted only within "
@@ -46,6 +61,7 @@ class TransferTerms:
                 if low != high
                 else f"the fitted buckets' size ({low / MIB:.3g} MiB)"
             )
+            + left_out
         )
 
 
@@ -65,8 +81,21 @@ def _line_at(t: Transfers, c_t: float, separable: bool) -> tuple[float, float, f
     return float(a), float(beta), float(((t.duration - predicted) ** 2).sum())
 
 
-def transfers_from_overlap(measured: Transfers, with_contention: bool) -> TransferTerms:
-    """The transfer terms from ``measured`` alone (c_t = 0 without contention)."""
+def transfers_from_overlap(everything: Transfers, with_contention: bool) -> TransferTerms:
+    """The transfer terms from the transfers of known size (c_t = 0 without contention)."""
+    measured = everything.sized()
+    unsized = everything.size.size - measured.size.size
+    if measured.size.size == 0:
+        nan = float("nan")
+        return TransferTerms(
+            overhead_ms=nan,
+            ms_per_byte=nan,
+            contention=0.0,
+            separable=False,
+            identified=False,
+            size_range=(nan, nan),
+            unsized=unsized,
+        )
     separable = bool(np.unique(measured.size).size >= 2)
     under = measured.computing_share()
     identified = (
@@ -94,4 +123,5 @@ def transfers_from_overlap(measured: Transfers, with_contention: bool) -> Transf
         separable=separable,
         identified=identified,
         size_range=(float(measured.size.min()), float(measured.size.max())),
+        unsized=unsized,
     )

@@ -3,6 +3,9 @@
 A prediction is refused, with its reason, when the layout needs a term the
 fitted data did not pin down:
 
+- **known sizes**: a fit of traces whose bucket sizes are unknown has no
+  overhead or bandwidth, and a layout of unknown sizes has no transfer times:
+  no ``extrapolate`` predicts either (``sizes_refusal``);
 - **transfer sizes**: every bucket must lie within ``Fit.size_range`` (with
   ``SIZE_SLACK``): the sizes of the all-reduces timed alone when the traces have
   them, else the sizes of the fitted buckets (overhead and bandwidth read off
@@ -21,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .fit_record import Fit
-from .schema import MIB, TraceError
+from .schema import MIB, UNKNOWN_SIZES, TraceError
 
 SIZE_SLACK = 0.02  # a bucket 2 % beyond the measured sizes still counts as inside
 
@@ -34,13 +37,29 @@ def _mib(nbytes: float) -> str:
     return f"{nbytes / MIB:.3g} MiB"
 
 
+def sizes_refusal(fit: Fit, bucket_bytes: np.typing.ArrayLike) -> str | None:
+    """Why no transfer time can be had for ``bucket_bytes`` from ``fit``, or None."""
+    if not fit.sizes_known:
+        return (
+            f"the fit has no per-transfer overhead or bandwidth: the fitted traces' {UNKNOWN_SIZES}"
+        )
+    if np.isnan(np.asarray(bucket_bytes, float)).any():
+        return f"its transfers have no size to time: {UNKNOWN_SIZES}"
+    return None
+
+
 def refusal(fit: Fit, bucket_bytes: np.typing.ArrayLike) -> str | None:
     """Why ``fit`` cannot predict buckets of ``bucket_bytes`` (bucket 0 first), or None."""
     sizes = np.asarray(bucket_bytes, float).reshape(-1)
-    reasons = []
+    unknown = sizes_refusal(fit, sizes)
+    reasons = [] if unknown is None else [unknown]
     low, high = fit.size_range
-    outside = sizes[(sizes < low * (1 - SIZE_SLACK)) | (sizes > high * (1 + SIZE_SLACK))]
-    if outside.size:
+    outside = (
+        []
+        if unknown is not None
+        else sizes[(sizes < low * (1 - SIZE_SLACK)) | (sizes > high * (1 + SIZE_SLACK))]
+    )
+    if len(outside):
         seen = f"{_mib(low)}" if low == high else f"{_mib(low)} to {_mib(high)}"
         which = ", ".join(_mib(s) for s in sorted(set(outside.tolist())))
         if fit.transfer_source == "isolated":

@@ -8,6 +8,7 @@ read, and checked against the schema before anything uses it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ class Trace:
     document: dict[str, Any]
     name: str
     parameter_names: tuple[str, ...]
-    parameter_bytes: np.ndarray  # (P,)
+    parameter_bytes: np.ndarray  # (P,) float; nan where the size is unknown
     iteration: np.ndarray  # (I,)
     other_load: np.ndarray  # (I,) share of cores used by other processes; nan if unknown
     forward_start: np.ndarray  # (I, R)
@@ -40,7 +41,7 @@ class Trace:
     optimizer_end: np.ndarray  # (I, R)
     grad_ready: np.ndarray  # (I, R, P)
     bucket_parameters: tuple[np.ndarray, ...]  # parameter indices of each bucket
-    bucket_bytes: np.ndarray  # (B,)
+    bucket_bytes: np.ndarray  # (B,) float; nan where the size is unknown
     issue: np.ndarray  # (I, R, B)
     enqueued: np.ndarray  # (I, R, B)
     complete: np.ndarray  # (I, R, B)
@@ -63,6 +64,11 @@ class Trace:
             and self.alone_grad_ready is not None
             and self.alone_grad_ready.shape[0] > 0
         )
+
+    @property
+    def sizes_known(self) -> bool:
+        """Whether every bucket's size is known (a profile without sizes has ``null`` bytes)."""
+        return bool(np.isfinite(self.bucket_bytes).all())
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -237,13 +243,13 @@ def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
             [[[b[key] for b in rank["buckets"]] for rank in it["ranks"]] for it in its], float
         )
 
-    bucket_bytes = np.array([b["bytes"] for b in its[0]["ranks"][0]["buckets"]], np.int64)
+    bucket_bytes = _sizes(b["bytes"] for b in its[0]["ranks"][0]["buckets"])
     isolated = _isolated_arrays(document.get("isolated"), len(names), len(its[0]["ranks"]))
     return Trace(
         document=document,
         name=name,
         parameter_names=names,
-        parameter_bytes=np.array([p["bytes"] for p in document["parameters"]], np.int64),
+        parameter_bytes=_sizes(p["bytes"] for p in document["parameters"]),
         iteration=np.array([it["iteration"] for it in its], int),
         other_load=np.array(
             [np.nan if it["other_load"] is None else it["other_load"] for it in its], float
@@ -264,6 +270,11 @@ def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
         else None,
         **isolated,
     )
+
+
+def _sizes(values: Iterable[int | None]) -> np.ndarray:
+    """Byte counts as floats (exact below 2**53), nan for a ``null`` (unknown) size."""
+    return np.array([np.nan if v is None else v for v in values], float)
 
 
 def _isolated_arrays(block: dict[str, Any] | None, n_params: int, n_ranks: int) -> dict:

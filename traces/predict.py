@@ -30,7 +30,7 @@ from . import identify
 from .fit_record import Fit
 from .load import Trace, TraceError
 from .measure import QUANTITIES, Summary, measure, quiet_iterations, summarize
-from .schema import MIB
+from .schema import MIB, UNKNOWN_SIZES
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,6 +52,11 @@ def buckets_for_cap(fit: Fit, cap_mib: float) -> list[np.ndarray]:
     """
     if not cap_mib > 0:
         raise ValueError("a bucket cap must be positive")
+    if None in fit.parameter_bytes:
+        raise identify.PredictionRefused(
+            f"a bucket cap of {cap_mib:g} MiB: no layout can be cut from gradients of unknown "
+            f"size ({UNKNOWN_SIZES})"
+        )
     cap = cap_mib * MIB
     buckets: list[list[int]] = [[]]
     filled = 0
@@ -74,9 +79,10 @@ def predict_layout(
         bucket[np.asarray(members, int)] = b
     if np.any(bucket < 0):
         raise TraceError("every parameter needs a bucket")
-    sizes = np.array(
-        [sum(fit.parameter_bytes[p] for p in members) for members in bucket_parameters], float
-    )
+    sizes = fit.layout_bytes(bucket_parameters)
+    unknown = identify.sizes_refusal(fit, sizes)
+    if unknown is not None:
+        raise identify.PredictionRefused(f"the fit cannot predict this layout: {unknown}")
     start = np.full(fit.world_size, -fit.start_skew_ms)
     start[0] = 0.0  # the rank that starts last; which one it is doesn't matter to the model
     s = rank_schedule(
@@ -123,12 +129,15 @@ def compare(
     ``measure.QUANTITIES``. A layout the fit cannot constrain
     (``identify.refusal``) raises ``PredictionRefused`` with the reason, unless
     ``extrapolate`` is set: then it is predicted anyway and ``refusal`` holds
-    the reason (None when there is none).
+    the reason (None when there is none). Unknown bucket sizes are refused
+    even then: there is no transfer time to extrapolate.
     """
     if target.parameter_names != fit.parameter_names:
         raise TraceError(f"{target.name}: its parameters differ from the fitted traces'")
     refusal = identify.refusal(fit, target.bucket_bytes)
-    if refusal is not None and not extrapolate:
+    if refusal is not None and (
+        not extrapolate or identify.sizes_refusal(fit, target.bucket_bytes)
+    ):
         raise identify.PredictionRefused(
             f"{target.name} ({target.layout}): the fit cannot predict it: {refusal}"
         )

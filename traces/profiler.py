@@ -61,6 +61,7 @@ from .profiler_read import MAX_PROFILE_BYTES, MAX_UNCOMPRESSED_BYTES, ProfileErr
 from .profiler_runs import no_steps_message
 from .profiler_sizes import collective_bytes, dtype_bytes, sizes_from_enclosing
 from .profiler_steps import Collective, Profile, RankProfile, RankStep
+from .schema import UNKNOWN_SIZES
 
 __all__ = [
     "Collective",
@@ -151,10 +152,7 @@ def read_profile(
     if not steps:
         raise refuse()
     if any(b.bytes is None for s in steps for b in s.buckets):
-        notes.append(
-            "bucket sizes unknown (no 'In msg nelems' on the kernels and no shapes: record "
-            "with record_shapes=True): times hold, bandwidth cannot be fitted from them"
-        )
+        notes.append(f"{UNKNOWN_SIZES}; times hold, bandwidth cannot be fitted from them")
     if not got.accumulate:
         notes.append("no AccumulateGrad ops: gradient readiness is not in this profile")
     return RankProfile(

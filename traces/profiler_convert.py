@@ -35,8 +35,10 @@ numbers (``ranks_in_run``) and world size (``run_world_size``) when only some
 ranks were imported, and the files. A profile does not record ``cpu_count``,
 ``threads_per_rank`` or ``bucket_cap_mb``: they are null. Iterations whose
 bucket layout (count and sizes) differs from the most common one are left out,
-as a trace holds one layout. A profile whose bucket sizes are unknown is not
-converted (the format and the fit need them): ``ProfileError`` says so.
+as a trace holds one layout. A bucket whose size the profile does not give
+(no ``In msg nelems`` on its kernel, no shapes on its op) keeps its times with
+``bytes`` null, and so does its pseudo-parameter; the fit then reads no
+bandwidth from it.
 """
 
 from __future__ import annotations
@@ -44,16 +46,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .profiler import Profile, ProfileError, RankStep
+from .profiler import Profile, RankStep
 from .schema import FORMAT, VERSION, validate_trace
 
 
-def _sizes(step: RankStep) -> tuple[int | None, ...]:
-    return tuple(b.bytes for b in step.buckets)
-
-
-def _layout(step: RankStep) -> tuple[int, ...]:
-    return tuple(int(b.bytes) for b in step.buckets)
+def _layout(step: RankStep) -> tuple[int | None, ...]:
+    """The step's bucket sizes in launch order (None where the profile does not give one)."""
+    return tuple(None if b.bytes is None else int(b.bytes) for b in step.buckets)
 
 
 def _readiness(step: RankStep) -> list[float]:
@@ -68,18 +67,9 @@ def _readiness(step: RankStep) -> list[float]:
 
 def to_trace_document(profile: Profile) -> dict[str, Any]:
     """A version-2 trace document of ``profile`` (validated); see the module doc for the mapping."""
-    unsized = next((r for r in profile.ranks for s in r.steps if None in _sizes(s)), None)
-    if unsized is not None:
-        # The trace format and the fit take a size for every bucket; a profile without
-        # them is summarized (``summary``), not converted.
-        raise ProfileError(
-            f"{unsized.name}: the buckets' sizes are not in the profile (no 'In msg nelems' "
-            "on the kernels, no shapes on the collective ops), and a trace needs them; "
-            "`overlap-lab summary` shows its times. Record with record_shapes=True"
-        )
     steps = {(s.iteration, r.rank): s for r in profile.ranks for s in r.steps}
     ranks = [r.rank for r in profile.ranks]
-    layouts: dict[int, tuple[int, ...] | None] = {}
+    layouts: dict[int, tuple[int | None, ...] | None] = {}
     for n in profile.iterations:
         seen = {_layout(steps[n, r]) for r in ranks}
         layouts[n] = seen.pop() if len(seen) == 1 else None
@@ -120,7 +110,7 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
                     "buckets": [
                         {
                             "index": b,
-                            "bytes": int(c.bytes),
+                            "bytes": None if c.bytes is None else int(c.bytes),
                             "parameters": [names[b]],
                             "issue": ms(c.launch_us),
                             "enqueued": ms(min(c.launch_end_us, c.end_us)),

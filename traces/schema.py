@@ -28,6 +28,11 @@ FORMAT = "overlap-lab-trace"
 VERSION = 2  # what the recorder and the profile import write
 SCHEMA_FILES = {1: "schema_v1.json", 2: "schema_v2.json"}  # every version this build reads
 MIB = 1024 * 1024  # bytes: a trace counts bytes, its readers speak of MiB
+# Why a bucket's ``bytes`` is null, and how to get them: said wherever sizes are missing.
+UNKNOWN_SIZES = (
+    "bucket sizes unknown (no 'In msg nelems' on the kernels, no shapes on the collective "
+    "ops): record with record_shapes=True or a newer Kineto"
+)
 
 
 class TraceError(ValueError):

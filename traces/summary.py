@@ -31,7 +31,7 @@ import numpy as np
 from .intervals import intersection, merge
 from .load import Trace, from_document
 from .profiler import Profile, RankStep
-from .schema import MIB, validate_trace
+from .schema import MIB, UNKNOWN_SIZES, validate_trace
 
 QUANTITIES = ("backward_end_ms", "communication_end_ms", "exposed_tail_ms", "step_ms", "overlap")
 
@@ -97,7 +97,9 @@ def _rank_from_trace(trace: Trace, i: int, r: int) -> dict[str, Any]:
         "buckets": [
             {
                 "index": b,
-                "mib": round(float(trace.bucket_bytes[b]) / MIB, 6),
+                "mib": None
+                if np.isnan(trace.bucket_bytes[b])
+                else round(float(trace.bucket_bytes[b]) / MIB, 6),
                 "start_ms": round(float(starts[b] - origin), 3),
                 "end_ms": round(float(complete[b] - origin), 3),
                 "launch_ms": round(float(issue[b] - origin), 3),
@@ -177,7 +179,7 @@ def summary(source: Profile | Trace | dict[str, Any]) -> dict[str, Any]:
         }
         if "run_world_size" in meta:
             run["world_size"] = meta["run_world_size"]
-        notes = []
+        notes = [] if source.sizes_known else [f"{UNKNOWN_SIZES}; times hold"]
         times = "device" if source.device_times else "host"
         kind = "torch.profiler" if source.source == "torch.profiler" else "overlap-lab recorder"
         old_block = source.document.get("profile", {})  # an import written before version 2

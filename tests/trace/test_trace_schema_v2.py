@@ -6,6 +6,7 @@ import copy
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from synthetic import edited, two_parameter_document, worked_iteration
 
@@ -130,6 +131,22 @@ def test_unknown_cores_are_allowed_in_version_2_only() -> None:
     validate_trace(v1)  # version 1 ignores version 2's fields
     with pytest.raises(TraceError, match=r"trace\.metadata\.cpu_count: expected a whole number"):
         validate_trace(edited(v1, "metadata.cpu_count", None))
+
+
+def test_unknown_bucket_sizes_are_allowed_in_version_2_only_and_load_as_nan() -> None:
+    doc = copy.deepcopy(DOC)
+    doc["parameters"][1]["bytes"] = None
+    for rank in doc["iterations"][0]["ranks"]:
+        rank["buckets"][1]["bytes"] = None
+    validate_trace(doc)
+    trace = from_document(doc)
+    assert not trace.sizes_known
+    assert trace.bucket_bytes[0] == DOC["iterations"][0]["ranks"][0]["buckets"][0]["bytes"]
+    assert np.isnan(trace.bucket_bytes[1]) and np.isnan(trace.parameter_bytes[1])
+    with pytest.raises(TraceError, match=r"buckets\[1\]\.bytes: must be at least 1, found 0"):
+        validate_trace(edited(doc, "iterations[0].ranks[0].buckets[1].bytes", 0))
+    with pytest.raises(TraceError, match=r"trace\.parameters\[1\]\.bytes: expected a whole number"):
+        validate_trace(edited(doc, "version", 1))
 
 
 def test_version_1_files_still_load_as_host_timed_recordings() -> None:

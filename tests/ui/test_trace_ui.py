@@ -300,6 +300,36 @@ def test_two_gzipped_profiles_are_imported_described_and_drawn(
     ui.assert_no_serious_axe_violations(page)
 
 
+def test_profiles_without_sizes_are_drawn_as_measured_and_say_so(
+    page: Page, server: str, ui, tmp_path
+) -> None:
+    ui.open_widget(page, f"{server}{ROUTE}")
+    files = []
+    for k, data in enumerate(
+        gzip.decompress(f.read_bytes()) for f in two_gzipped_profiles(tmp_path)
+    ):
+        document = json.loads(data)  # as an older Kineto writes it: no message sizes
+        for event in document["traceEvents"]:
+            event.get("args", {}).pop("In msg nelems", None)
+        files.append(tmp_path / f"unsized{k}.json")
+        files[-1].write_text(json.dumps(document))
+    with ui.no_console_errors(page) as errors:
+        file_input(page).set_input_files([str(f) for f in files])
+        expect(
+            page.get_by_role("status").filter(has_text="Showing your upload, unsized0.json")
+        ).to_be_visible(timeout=TIMEOUT)
+    assert errors == []
+    # The same measured numbers as with sizes (test_two_gzipped_profiles_...), no model.
+    for name, text in (("Exposed tail, measured", "1.20 ms"), ("Step, measured", "7.80 ms")):
+        expect(readout(page, name)).to_have_text(starts(text))
+    expect(readout(page, "Step, model")).to_have_count(0)
+    run = page.get_by_role("region", name="What this run was", exact=True)
+    expect(run).to_contain_text("Nor does this one give the buckets' sizes (bucket sizes unknown")
+    expect(run).to_contain_text("record with record_shapes=True or a newer Kineto")
+    expect(page.get_by_text(re.compile(r"\bNaN\b"))).to_have_count(0)
+    ui.assert_no_serious_axe_violations(page)
+
+
 def test_a_broken_profile_gets_a_message_at_the_control_and_the_trace_stays(
     page: Page, server: str, ui, tmp_path
 ) -> None:

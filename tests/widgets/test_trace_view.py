@@ -652,6 +652,38 @@ def test_a_profile_the_model_cannot_fit_is_drawn_as_measured_and_says_why(view) 
     assert view.anchor["horizon"] == pytest.approx(5.9)
 
 
+def unsized(document: dict) -> None:
+    """No sizes anywhere (an older Kineto, record_shapes off): no ``In msg nelems``."""
+    for event in document["traceEvents"]:
+        for key in ("In msg nelems", "Out msg nelems", "Input Dims"):
+            event.get("args", {}).pop(key, None)
+
+
+def test_a_profile_without_sizes_is_drawn_as_measured_and_says_sizes_are_unknown(view) -> None:
+    send_files(
+        view,
+        ("rank0.json", profile_bytes(0, edit=unsized)),
+        ("rank1.json", profile_bytes(1, edit=unsized)),
+    )
+    assert view.upload["error"] == "" and view.upload["shown"] == "rank0.json + rank1.json"
+    s = view.state
+    # Drawn as measured: the same bars as with sizes (3 layers, 3 all-reduces, the optimizer).
+    assert s["has_model"] is False and s["what_if"] is None
+    assert [row[2] for row in view.model_state()["table"]["rows"]] == ["measured"] * 2 * 7
+    assert [row[6] for row in view.model_state()["table"]["rows"] if row[3] == "all-reduce"] == [
+        None
+    ] * 6
+    assert view.anchor["horizon"] == pytest.approx(5.9)
+    assert [d["mib"] for d in s["defining"]] == [None, None, None]
+    # The page says why there is no model, and what the file lacks.
+    assert "bucket sizes unknown" in s["fit"]["error"]
+    assert "record with record_shapes=True or a newer Kineto" in s["fit"]["error"]
+    assert "Nor does this one give the buckets' sizes" in s["run"]["cannot_know"]
+    assert "3 buckets, size unknown" in view.description
+    assert "nan" not in drawn(view).lower()
+    json.dumps([view.state, view.model_state()], allow_nan=False)
+
+
 def test_a_fit_on_one_layout_says_which_terms_it_could_fit(view) -> None:
     send_files(
         view,

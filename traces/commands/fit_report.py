@@ -44,10 +44,15 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         if f.transfer_source == "isolated"
         else "the traces' buckets (no all-reduces timed alone)"
     )
+    sized = f.sizes_known
     lines = [
         f"Fitted on {', '.join(f.sources)}: {f.iterations_used} iterations{dropped}",
         f"  backward from {backward_from}; overhead and bandwidth from {transfers_from}, "
-        f"for buckets of {f.size_range[0] / MIB:.3g} to {f.size_range[1] / MIB:.3g} MiB",
+        + (
+            f"for buckets of {f.size_range[0] / MIB:.3g} to {f.size_range[1] / MIB:.3g} MiB"
+            if sized
+            else "none of them of known size"
+        ),
     ]
     if u:
         lines.append(f"  [low, high]: 90 % bootstrap interval over {f.resamples} resamples")
@@ -55,9 +60,13 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         "",
         f"  backward per layer       {total / n:7.2f} ms on average ({n} parameters, "
         f"{total:.1f} ms at full speed{iv('backward_total_ms', '{:.1f}')})",
-        f"  per-transfer overhead    {f.overhead_ms:7.2f} ms{iv('overhead_ms')}",
+        f"  per-transfer overhead    {f.overhead_ms:7.2f} ms{iv('overhead_ms')}"
+        if sized
+        else "  per-transfer overhead    not fitted: bucket sizes unknown",
         f"  bandwidth                {f.bandwidth_gbps:7.3f} GB/s of bucket data"
-        f"{iv('bandwidth_gbps', '{:.3f}')}",
+        f"{iv('bandwidth_gbps', '{:.3f}')}"
+        if sized
+        else "  bandwidth                not fitted: bucket sizes unknown",
         f"  contention               {f.contention:7.2f}{iv('contention')}    backward runs at "
         f"1/{1 + f.contention:.2f} of its speed while a transfer is in flight",
         f"  contention by rank       {by_rank}"
@@ -95,7 +104,9 @@ def describe_fit(f: Fit, max_load: float | None) -> str:
         f"  gradient intervals   R² {f.backward_quality.r2:5.2f}, RMS "
         f"{f.backward_quality.rms_ms:.2f} ms over {f.backward_quality.samples}",
         f"  transfer durations   R² {f.transfer_quality.r2:5.2f}, RMS "
-        f"{f.transfer_quality.rms_ms:.2f} ms over {f.transfer_quality.samples}",
+        f"{f.transfer_quality.rms_ms:.2f} ms over {f.transfer_quality.samples}"
+        if f.transfer_quality.samples
+        else "  transfer durations   not predicted: no transfer of known size",
     ]
     if f.isolated_quality is not None:
         q = f.isolated_quality

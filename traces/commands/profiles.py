@@ -76,13 +76,17 @@ def _import(args: argparse.Namespace) -> int:
     write_trace(document, staged)
     staged.replace(out)
     buckets = document["parameters"]
-    sizes = "+".join(f"{b['bytes'] / 2**20:.3g}" for b in buckets)
+    sizes = (
+        "+".join(f"{b['bytes'] / 2**20:.3g}" for b in buckets) + " MiB"
+        if all(b["bytes"] is not None for b in buckets)
+        else "size unknown"
+    )
     meta = document["metadata"]
     ranks = meta.get("ranks_in_run", range(meta["world_size"]))
     print(
         f"wrote {out}: {len(document['iterations'])} iterations, ranks "
         f"{', '.join(map(str, ranks))}, {len(buckets)} buckets "
-        f"({sizes} MiB), {meta['times']} times"
+        f"({sizes}), {meta['times']} times"
     )
     for note in profile.notes:
         print(f"note: {note}", file=sys.stderr)

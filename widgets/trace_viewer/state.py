@@ -224,7 +224,7 @@ def chart_table(r: TraceViewResult, lanes: list[dict]) -> dict:
                 defines = comm["defines"][b] if source == "measured" else None
                 rows.append([
                     f"Rank {rank}, {source}: bucket {b} all-reduce", rank, source,
-                    "all-reduce", f"Bucket {b}", b, float(mib[b]), comm["start"][b],
+                    "all-reduce", f"Bucket {b}", b, _finite(mib[b]), comm["start"][b],
                     comm["end"][b], comm["ready"][b], defines,
                 ])  # fmt: skip
             a, e = part["optimizer"]
@@ -302,7 +302,7 @@ def defining_state(r: TraceViewResult) -> list[dict]:
         {
             "bucket": b,
             "parameters": len(r.trace.bucket_parameters[b]),
-            "mib": float(mib[b]),
+            "mib": _finite(mib[b]),  # None: size unknown
             "rank": run_rank(r.trace, int(r.defining_rank[b])),
             "counts": [int(r.defining_counts[k, b]) for k in range(r.n_ranks)],
         }
@@ -356,9 +356,7 @@ def what_if_state(r: TraceViewResult) -> dict | None:
         "predicted": {q: float(w.predicted[q]) for q in QUANTITIES},
         "measured": None if w.measured is None else {q: float(w.measured[q]) for q in QUANTITIES},
         "measured_name": w.measured_name,
-        "refusal": refusal(
-            r.fit, [sum(r.fit.parameter_bytes[p] for p in b) for b in w.bucket_parameters]
-        ),
+        "refusal": refusal(r.fit, r.fit.layout_bytes(w.bucket_parameters)),
         # Fitted on one bucket layout (its own): which terms that could fit, and which not.
         "one_layout": r.fitted_on_self,
         "terms": fit_terms(r.fit, per_bucket=per_bucket) if r.fitted_on_self else [],

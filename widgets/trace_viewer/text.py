@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from traces import TERMS, Fit, Trace
+from traces.schema import UNKNOWN_SIZES
 
 from .model import WhatIf
 
@@ -191,6 +194,13 @@ def profile_limits(trace: Trace) -> str | None:
         "to the fit: the per-layer backward terms are fitted per bucket, not per layer (all "
         "the backward between two all-reduces is one term), and a what-if cap can only "
         "group whole measured buckets, never split one."
+        + (
+            ""
+            if trace.sizes_known
+            else f" Nor does this one give the buckets' sizes ({UNKNOWN_SIZES}): the buckets "
+            "and their times are drawn as measured, but no bandwidth or per-transfer overhead "
+            "can be fitted to them, so no model and no what-if are drawn."
+        )
     )
 
 
@@ -198,8 +208,16 @@ def layout_words(trace: Trace) -> str:
     """The layout in words; a profile's pseudo-parameters are buckets, so by their sizes."""
     if run_metadata(trace)["readiness"] == "per-parameter":
         return trace.layout
-    mib = [f"{float(x) / (1024 * 1024):.3g}" for x in trace.bucket_bytes]
     b = trace.n_buckets
+    if not np.isfinite(trace.bucket_bytes).any():
+        return f"{b} bucket{'s' * (b != 1)}, size unknown"
+    if not trace.sizes_known:
+        sizes = [
+            "size unknown" if np.isnan(x) else f"{float(x) / (1024 * 1024):.3g} MiB"
+            for x in trace.bucket_bytes
+        ]
+        return f"{b} bucket{'s' * (b != 1)} of {listing(sizes)}"
+    mib = [f"{float(x) / (1024 * 1024):.3g}" for x in trace.bucket_bytes]
     return f"{b} bucket{'s' * (b != 1)} of {listing(mib)} MiB"
 
 

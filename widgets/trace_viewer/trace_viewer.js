@@ -359,7 +359,7 @@ function drawDefining(el, state) {
   const rows = state.defining.map((d) => [
     String(d.bucket),
     String(d.parameters),
-    String(Number(d.mib.toPrecision(3))),
+    d.mib == null ? "size unknown" : String(Number(d.mib.toPrecision(3))),
     `Rank ${d.rank}`,
     d.counts.map((c, k) => `rank ${who[k]}: ${c}`).join(", ") + ` of ${n}`,
   ]);
