@@ -164,3 +164,21 @@ def test_a_queued_page_shows_its_notice_through_nginx_at_once(cluster):
     assert (first + rest).decode().rstrip().endswith("</html>")
     # The notice came while the pages ahead of it were still being built.
     assert first_at < sorted(finished)[-1]
+
+
+def test_a_rounds_scripts_come_from_nginx_after_the_first_learner(cluster):
+    """The scripts a class round's frame imports are the same for everyone: nginx asks a
+    backend once and answers every later learner itself."""
+    lb, _backends = cluster
+    host = lb.url.removeprefix("http://")
+    statuses, bodies = [], []
+    for _ in range(3):
+        connection = http.client.HTTPConnection(host, timeout=60)
+        connection.request("GET", f"{PREFIX}/class/assets/static_source.js")
+        response = connection.getresponse()
+        bodies.append(response.read())
+        statuses.append((response.status, response.getheader("X-Cache-Status")))
+        connection.close()
+    assert statuses[0] == (200, "MISS"), statuses
+    assert statuses[1:] == [(200, "HIT"), (200, "HIT")], statuses
+    assert bodies[0] and bodies[1] == bodies[0] == bodies[2]
