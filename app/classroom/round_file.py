@@ -34,10 +34,14 @@ WAITING = "The chart and readouts appear when your instructor reveals the answer
 CACHED_ROUNDS = 32
 
 ROUND_CSS = """
-.cl-settings { border: 0; margin: 0; padding: 0; display: grid; gap: 8px;
-  grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); }
+.cl-settings { border: 0; margin: 0; padding: 0; display: grid; gap: 8px 16px;
+  grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); align-items: start; }
 .cl-settings label { display: block; font-weight: 600; }
-.cl-settings input { font: inherit; width: 100%; box-sizing: border-box; padding: 4px 6px; }
+.cl-value { display: flex; align-items: baseline; gap: 4px; }
+/* Read-only: shown as text, not as a box that looks editable. */
+.cl-settings input { font: inherit; color: inherit; background: transparent; border: 0;
+  padding: 2px 0; width: 100%; min-width: 0; box-sizing: border-box; }
+.cl-unit { color: #555; white-space: nowrap; }
 .cl-waiting { font-weight: 600; padding: 8px 0; }
 """
 
@@ -73,8 +77,10 @@ def _settings_html(widget: str, query: str) -> str:
     params = synced(view)
     rows = "".join(
         f'<div><label for="set-{html.escape(f["name"])}">{html.escape(f["label"])}</label>'
-        f'<input id="set-{html.escape(f["name"])}" readonly '
-        f'value="{html.escape(str(params["values"].get(f["name"], "")))}"></div>'
+        f'<span class="cl-value"><input id="set-{html.escape(f["name"])}" readonly '
+        f'value="{html.escape(_shown(f, params["values"].get(f["name"], "")))}">'
+        + (f'<span class="cl-unit">{html.escape(f["unit"])}</span>' if f.get("unit") else "")
+        + "</span></div>"
         for f in params["fields"]
     )
     return (
@@ -82,6 +88,13 @@ def _settings_html(widget: str, query: str) -> str:
         f'<fieldset class="cl-settings" inert>{rows}</fieldset>'
         f'<p class="cl-waiting">{html.escape(WAITING)}</p>'
     )
+
+
+def _shown(field: dict, text: str) -> str:
+    """A setting's value as a locked round shows it: yes/no for a switch, "none" for unset."""
+    if field.get("kind") == "boolean":
+        return {"true": "yes", "false": "no"}.get(text, text)
+    return text if text != "" else "none"
 
 
 @functools.lru_cache(maxsize=1)
