@@ -1,6 +1,7 @@
 """The class's pages: start or join a class, the instructor's page and a learner's page.
 
-Each is static HTML with one inlined script (``js/class.js``) that talks to
+Each is static HTML with one inlined script (``js/class.bundle.js``, built from
+``js/class.js`` and its modules by ``widgets.common.bundles``) that talks to
 this server alone; nothing is loaded from any other host. The instructor's key
 travels only in the fragment of the instructor's own address (never sent in a
 request line, so never in a log) and in the body of its requests.
@@ -67,7 +68,7 @@ button:focus-visible, input:focus-visible, select:focus-visible, a:focus-visible
 
 @functools.lru_cache(maxsize=1)
 def _script() -> str:
-    return (HERE / "js" / "class.js").read_text(encoding="utf-8")
+    return (HERE / "js" / "class.bundle.js").read_text(encoding="utf-8")
 
 
 def class_page(title: str, body: str, data: dict[str, str] | None = None) -> str:

@@ -23,7 +23,7 @@ def test_every_browser_drawn_widget_has_an_entry_script() -> None:
             assert Path(cls._bundle) == bundles.bundle_of(cls.entry), spec.name
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.parent.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.stem for e in ENTRIES])
 def test_the_committed_bundle_is_built_from_the_current_sources(entry: Path) -> None:
     bundle = bundles.bundle_of(entry)
     assert bundle.is_file(), f"{bundle} is missing: python -m widgets.common.bundles --build"
@@ -32,10 +32,10 @@ def test_the_committed_bundle_is_built_from_the_current_sources(entry: Path) -> 
     )
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.parent.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.stem for e in ENTRIES])
 def test_a_bundle_stays_small(entry: Path) -> None:
     size = bundles.bundle_of(entry).stat().st_size
-    assert size <= MAX_BUNDLE_BYTES, f"{entry.parent.name}: {size} bytes"
+    assert size <= MAX_BUNDLE_BYTES, f"{entry.stem}: {size} bytes"
 
 
 def test_the_digest_covers_the_shared_library_and_the_widget(tmp_path, monkeypatch) -> None:

@@ -2,7 +2,8 @@
 
 A widget folder ``widgets/<name>/`` holds its entry script ``<name>.js``; esbuild
 bundles it with ``widgets/common/js`` into ``<name>.bundle.js``, minified. The
-bundles are committed, so installing needs no node. The first line of a
+bundles are committed, so installing needs no node. The class page's script
+(``app/classroom/js/class.js``, its modules beside it) is bundled the same way. The first line of a
 bundle records the SHA-256 of the sources it was built from; a test fails when
 the sources have changed since (rebuild with ``--build``).
 
@@ -24,11 +25,14 @@ COMMON_JS = Path(__file__).resolve().parent / "js"
 REPO = WIDGETS.parent
 HEADER = "/* overlap-lab bundle {name}; sources sha256 {digest} */\n"
 SOURCE_SUFFIXES = (".js", ".css")
+#: Page scripts bundled like a widget's (inlined into their pages by the server).
+PAGE_ENTRIES = (REPO / "app" / "classroom" / "js" / "class.js",)
 
 
 def entries() -> list[Path]:
-    """Every widget's entry script (``widgets/<name>/<name>.js``)."""
-    return sorted(p / f"{p.name}.js" for p in WIDGETS.iterdir() if (p / f"{p.name}.js").is_file())
+    """Every script with a bundle: each widget's (``widgets/<name>/<name>.js``), the pages'."""
+    found = sorted(p / f"{p.name}.js" for p in WIDGETS.iterdir() if (p / f"{p.name}.js").is_file())
+    return [*found, *PAGE_ENTRIES]
 
 
 def bundle_of(entry: Path) -> Path:
@@ -37,7 +41,7 @@ def bundle_of(entry: Path) -> Path:
 
 
 def sources(entry: Path) -> list[Path]:
-    """The files a bundle is built from: the widget folder's scripts and the shared library."""
+    """The files a bundle is built from: its entry folder's scripts and the shared library."""
     found = [*entry.parent.iterdir(), *COMMON_JS.iterdir()]
     return sorted(
         p for p in found if p.suffix in SOURCE_SUFFIXES and not p.name.endswith(".bundle.js")
@@ -48,11 +52,17 @@ def source_digest(entry: Path) -> str:
     """SHA-256 over the sources' names and contents."""
     digest = hashlib.sha256()
     for path in sources(entry):
-        digest.update(path.relative_to(WIDGETS).as_posix().encode())
+        digest.update(_source_name(path).encode())
         digest.update(b"\0")
         digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _source_name(path: Path) -> str:
+    # Named from widgets/ as the widgets' bundles have always recorded; a page's from the repo.
+    root = WIDGETS if path.is_relative_to(WIDGETS) else WIDGETS.parent
+    return path.relative_to(root).as_posix()
 
 
 def bundled_digest(bundle: Path) -> str | None:
@@ -99,7 +109,7 @@ def build(entry: Path) -> Path:
         capture_output=True,
         text=True,
     )
-    header = HEADER.format(name=entry.parent.name, digest=source_digest(entry))
+    header = HEADER.format(name=entry.stem, digest=source_digest(entry))
     out.write_text(header + result.stdout, encoding="utf-8")
     return out
 
