@@ -948,3 +948,10 @@ def test_a_bad_file_read_off_the_loop_is_refused_on_the_page(view, monkeypatch) 
     doc.callbacks.pop()()
     assert view.upload["error"].startswith("Not loaded: rank0.json.gz")
     assert view.uploaded is None
+
+
+def test_one_bucket_is_named_as_one_in_the_description() -> None:
+    view = WIDGETS["trace"].create(trace="one-bucket.json")
+    assert view.result.n_buckets == 1
+    assert "Readiness of bucket 0 is defined by rank " in view.description
+    assert "buckets 0 to 0" not in view.description

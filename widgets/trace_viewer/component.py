@@ -246,9 +246,11 @@ class TraceView(WidgetComponent):
             f"{ms(m['exposed_tail_ms'])}, backward returns at {ms(m['backward_return_ms'])}, "
             f"step {ms(m['step_ms'])}. "
         )
+        ranks = ", ".join(str(run_rank(r.trace, int(x))) for x in r.defining_rank)
         defined = (
-            f"Readiness of buckets 0 to {r.n_buckets - 1} is defined by rank "
-            f"{', '.join(str(run_rank(r.trace, int(x))) for x in r.defining_rank)}. "
+            f"Readiness of bucket 0 is defined by rank {ranks}. "
+            if r.n_buckets == 1
+            else f"Readiness of buckets 0 to {r.n_buckets - 1} is defined by rank {ranks}. "
         )
         if not r.has_model:
             return (

@@ -116,7 +116,7 @@ export function drawFit(r, state) {
       (f.includes_shown ? "which include the trace shown" : "not on the trace shown: what is drawn is a prediction");
   }
   r.fitText.textContent = `The schedule model, ${source}. ${f.caveat}`;
-  const r2 = (v) => (v === null ? "—" : v.toFixed(2));
+  const r2 = (v) => (v === null ? "—" : v.toFixed(2).replace("-", "\u2212"));
   const c2 = (v) => v.toFixed(2);
   const rows = [
     ["Backward, all layers", fmt(f.backward_total_ms, MS), "at normal speed"],
