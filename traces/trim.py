@@ -75,10 +75,10 @@ def isolated_rounds(document: dict[str, Any]) -> list[int] | None:
     block (None when the document has no block, or an empty one).
 
     A block with one round per iteration pairs them in order (a recording, or a
-    trace trimmed by ``keep_quietest``). A block with more rounds (a trace
-    trimmed before trimming kept the rounds with their iterations) pairs
-    iteration ``n`` with round ``n - metadata.warmup_iterations``, as the
-    recorder numbers both. Raises ``TraceError`` when neither holds.
+    trace trimmed by ``keep_quietest``). A block with more rounds (every round
+    of the recording, beside only some of its iterations) pairs iteration ``n``
+    with round ``n - metadata.warmup_iterations``, as the recorder numbers
+    both. Raises ``TraceError`` when neither holds.
     """
     block = document.get("isolated")
     if block is None:
