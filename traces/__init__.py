@@ -6,6 +6,7 @@ one optional part that imports torch (the ``trace`` extra).
 - ``schema`` (``schema_v1.json``, ``schema_v2.json``): the format's versions,
   the JSON Schema and validation with errors naming the field;
 - ``load``: size-limited parsing into a ``Trace`` of arrays;
+- ``trim``: a trace's quietest iterations and the rounds timed alone beside them;
 - ``measure``: per-iteration quantities in the schedule model's terms;
 - ``fit``: backward per layer, contention, transfer overhead and bandwidth
   (from all-reduces and backward timed alone when the trace has them), and the
@@ -40,7 +41,6 @@ from .load import (
     MAX_TRACE_BYTES,
     Trace,
     from_document,
-    keep_quietest,
     load_trace,
     parse_trace,
     write_trace,
@@ -56,6 +56,7 @@ from .schema import (
     schema,
     validate_trace,
 )
+from .trim import keep_quietest
 
 __all__ = [
     "FORMAT",

@@ -67,7 +67,8 @@ def quiet_rounds(trace: Trace, max_other_load: float | None) -> Trace:
     per round, beside the round's iteration of each layout; when the counts
     match, a round's isolated measurements are kept or left out with its
     iteration (``measure.quiet_iterations``), so that other processes' load
-    does not reach them either. Otherwise (a trimmed trace) all are kept.
+    does not reach them either (``traces.trim`` keeps them paired). Otherwise
+    (every round of a recording beside only some of its iterations) all are kept.
     """
     if not trace.has_isolated or max_other_load is None:
         return trace

@@ -178,47 +178,6 @@ def write_trace(document: dict[str, Any], path: str | Path) -> None:
     Path(path).write_text(json.dumps(document, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
-def keep_quietest(documents: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
-    """Copies of valid trace documents with only their ``count`` quietest iterations.
-
-    Quietest means the least load from other processes (unknown load counts as
-    quiet); ties keep the earlier iteration. Several traces of one run whose
-    layouts alternated (``overlap-lab record`` with several caps) keep the same
-    iteration numbers, those whose worst load across the traces is least. The
-    kept iterations stay in order, and the metadata's ``note`` says what was kept.
-    """
-    for document in documents:
-        validate_trace(document)
-    if count < 1:
-        raise TraceError("keep at least one iteration")
-    numbers = [it["iteration"] for it in documents[0]["iterations"]]
-    for document in documents[1:]:
-        if [it["iteration"] for it in document["iterations"]] != numbers:
-            raise TraceError("traces trimmed together must have the same iteration numbers")
-    load = [
-        max(
-            0.0 if d["iterations"][i]["other_load"] is None else d["iterations"][i]["other_load"]
-            for d in documents
-        )
-        for i in range(len(numbers))
-    ]
-    chosen = sorted(sorted(range(len(numbers)), key=lambda i: (load[i], i))[:count])
-    worst = max(load[i] for i in chosen)
-    out = []
-    for document in documents:
-        note = document["metadata"].get("note", "")
-        together = f", in {len(documents)} traces of one run" if len(documents) > 1 else ""
-        trimmed = (
-            f"Kept the {len(chosen)} iteration{'' if len(chosen) == 1 else 's'} of "
-            f"{len(numbers)} with the least load from "
-            f"other processes{together} (at most {worst:.0%} of the cores)."
-        )
-        metadata = {**document["metadata"], "note": f"{note} {trimmed}".strip()}
-        kept = [document["iterations"][i] for i in chosen]
-        out.append({**document, "metadata": metadata, "iterations": kept})
-    return out
-
-
 def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
     """Arrays from a document that passed ``validate_trace``."""
     names = tuple(p["name"] for p in document["parameters"])

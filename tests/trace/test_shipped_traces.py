@@ -27,6 +27,9 @@ def test_a_shipped_trace_is_valid_small_and_as_named(name: str) -> None:
     t = load_trace(path)
     assert [len(m) for m in t.bucket_parameters] == LAYOUTS[name]
     assert t.n_ranks == 2 and t.n_iterations == 10
+    # Backward and all-reduces timed alone: the 10 rounds that ran beside the kept iterations.
+    assert t.alone_grad_ready.shape[0] == 10
+    assert [ms.size for ms in t.isolated_ms] == [10] * 7
     assert t.metadata["backend"] == "gloo"
     assert "overlap-lab record --bucket-cap-mb 4 12 48 20" in t.metadata["note"]
     assert to_chrome_trace(t)["traceEvents"]

@@ -86,10 +86,11 @@ PUBLIC = {
     "MAX_TRACE_BYTES",
     "Trace",
     "from_document",
-    "keep_quietest",
     "load_trace",
     "parse_trace",
     "write_trace",
+    # trim
+    "keep_quietest",
     # measure
     "QUANTITIES",
     "Measured",

@@ -123,7 +123,9 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
         "trim",
         help="keep a trace's quietest iterations (least load from other processes)",
         description="Keep the K iterations with the least load from other processes. Traces "
-        "recorded together (several caps in one run) keep the same iterations.",
+        "recorded together (several caps in one run) keep the same iterations. A trace's "
+        "backward and all-reduces timed alone (its isolated block) keep the rounds of the kept "
+        "iterations: the recorder runs them beside each iteration, round by round.",
     )
     trim.add_argument("traces", type=Path, nargs="+", metavar="TRACE")
     trim.add_argument("--quietest", type=positive_int, required=True, metavar="K")
