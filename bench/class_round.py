@@ -54,7 +54,7 @@ async def _widget_arrives(base: str, learner: Learner, assets: tuple) -> tuple[f
     size = 0
     for path in (view["src"], *(f"/class/assets/{name}" for name in assets)):
         response = await learner.client.fetch(
-            HTTPRequest(f"{base}{path}", headers=learner._headers()), raise_error=False
+            HTTPRequest(f"{base}{path}", headers=learner.headers()), raise_error=False
         )
         if response.code != 200:
             raise RuntimeError(f"{path} answered {response.code}")

@@ -105,7 +105,8 @@ class Instructor:
         self.stream = Stream()
         self.code = self.key = ""
 
-    def _headers(self) -> dict:
+    def headers(self) -> dict:
+        """What each of the instructor's requests sends: JSON, and its cookie if any."""
         headers = {"Content-Type": "application/json"}
         if self.cookie:
             headers["Cookie"] = self.cookie
@@ -114,7 +115,7 @@ class Instructor:
     async def start(self) -> None:
         response = await self.client.fetch(
             HTTPRequest(f"{self.base}/class/start", method="POST", body=b"",
-                        follow_redirects=False, headers=self._headers()),
+                        follow_redirects=False, headers=self.headers()),
             raise_error=False,
         )  # fmt: skip
         found = re.search(r"#code=(\w+)&key=(\S+)", response.headers.get("Location", ""))
@@ -125,7 +126,7 @@ class Instructor:
         _open(
             self.client,
             HTTPRequest(f"{self.base}/class/api/teach/stream", method="POST", body=body,
-                        headers=self._headers()),
+                        headers=self.headers()),
             self.stream,
         )  # fmt: skip
         await self.stream.until(lambda v: "code" in v)
@@ -134,7 +135,7 @@ class Instructor:
         body = json.dumps({"code": self.code, "key": self.key, **extra})
         response = await self.client.fetch(
             HTTPRequest(f"{self.base}/class/api/teach/{action}", method="POST", body=body,
-                        headers=self._headers()),
+                        headers=self.headers()),
             raise_error=False,
         )  # fmt: skip
         if action == "results":
@@ -151,7 +152,8 @@ class Learner:
         self.stream = Stream()
         self.cookie = f"ol_route={route}" if route else ""
 
-    def _headers(self, json_body: bool = False) -> dict:
+    def headers(self, json_body: bool = False) -> dict:
+        """What each of the learner's requests sends: its cookie, and JSON for a vote."""
         headers = {"Cookie": self.cookie} if self.cookie else {}
         if json_body:
             headers["Content-Type"] = "application/json"
@@ -159,14 +161,14 @@ class Learner:
 
     async def join(self) -> None:
         response = await self.client.fetch(
-            HTTPRequest(f"{self.base}/class/{self.code}", headers=self._headers()),
+            HTTPRequest(f"{self.base}/class/{self.code}", headers=self.headers()),
         )
         for header in response.headers.get_list("Set-Cookie"):
             if header.startswith("ol_learner="):
                 self.cookie = "; ".join(filter(None, [self.cookie, header.split(";")[0]]))
         _open(
             self.client,
-            HTTPRequest(f"{self.base}/class/{self.code}/events", headers=self._headers()),
+            HTTPRequest(f"{self.base}/class/{self.code}/events", headers=self.headers()),
             self.stream,
         )
         await self.stream.until(lambda v: "phase" in v)
@@ -177,7 +179,7 @@ class Learner:
         try:
             response = await self.client.fetch(
                 HTTPRequest(f"{self.base}/class/{self.code}/vote", method="POST",
-                            body=json.dumps({"text": text}), headers=self._headers(True)),
+                            body=json.dumps({"text": text}), headers=self.headers(True)),
             )  # fmt: skip
             reply = json.loads(response.body)
         except HTTPClientError as exc:
