@@ -40,7 +40,7 @@ ROUND_CSS = """
 .cl-value { display: flex; align-items: baseline; gap: 4px; }
 /* Read-only: shown as text, not as a box that looks editable. */
 .cl-settings input { font: inherit; color: inherit; background: transparent; border: 0;
-  padding: 2px 0; width: 100%; min-width: 0; box-sizing: border-box; }
+  padding: 2px 0; width: auto; min-width: 0; box-sizing: content-box; field-sizing: content; }
 .cl-unit { color: #555; white-space: nowrap; }
 .cl-waiting { font-weight: 600; padding: 8px 0; }
 """
@@ -76,17 +76,25 @@ def _settings_html(widget: str, query: str) -> str:
     view = WIDGETS[widget].create(**_settings(widget, query))
     params = synced(view)
     rows = "".join(
-        f'<div><label for="set-{html.escape(f["name"])}">{html.escape(f["label"])}</label>'
-        f'<span class="cl-value"><input id="set-{html.escape(f["name"])}" readonly '
-        f'value="{html.escape(_shown(f, params["values"].get(f["name"], "")))}">'
-        + (f'<span class="cl-unit">{html.escape(f["unit"])}</span>' if f.get("unit") else "")
-        + "</span></div>"
-        for f in params["fields"]
+        _setting_row(f, _shown(f, params["values"].get(f["name"], ""))) for f in params["fields"]
     )
     return (
         f'<p class="ol-lock-note" role="status">{html.escape(LOCKED)}</p>'
         f'<fieldset class="cl-settings" inert>{rows}</fieldset>'
         f'<p class="cl-waiting">{html.escape(WAITING)}</p>'
+    )
+
+
+def _setting_row(field: dict, shown: str) -> str:
+    """One locked setting: its label, its value as text sized to it, and its unit beside it."""
+    ident = f"set-{html.escape(field['name'])}"
+    unit = field.get("unit") if shown != "none" else ""
+    return (
+        f'<div><label for="{ident}">{html.escape(field["label"])}</label>'
+        f'<span class="cl-value"><input id="{ident}" readonly size="{max(1, len(shown))}" '
+        f'value="{html.escape(shown)}">'
+        + (f'<span class="cl-unit">{html.escape(unit)}</span>' if unit else "")
+        + "</span></div>"
     )
 
 
