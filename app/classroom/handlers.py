@@ -22,7 +22,7 @@ from .qr import qr_svg
 from .rooms import ClassError
 from .round_file import asset, revealed_states, round_html
 from .service import ClassService
-from .views import instructor_view, learner_view, widget_mode, widget_src
+from .views import instructor_view, learner_view, round_tag, widget_src
 
 log = logging.getLogger("overlap-lab.classroom")
 LEARNER_COOKIE = "ol_learner"
@@ -30,6 +30,8 @@ LEARNER_COOKIE = "ol_learner"
 KEEPALIVE = 15.0
 #: The largest request body a class action may have (bytes).
 MAX_BODY = 8_000
+#: How long a browser or a proxy may keep a round's file (s): longer than a round lasts.
+ROUND_FILE_SECONDS = 3600
 
 
 class ClassHandler(RequestHandler):
@@ -153,18 +155,26 @@ class LearnerPage(ClassHandler):
 
 
 class RoundFile(ClassHandler):
-    """``/class/<code>/round/<n>``: the round's widget as one file, for the room's phase now."""
+    """``/class/<code>/round/<n>/<tag>``: the round's widget as one file, as voting shows it."""
 
-    async def get(self, typed: str, number: str) -> None:
+    async def get(self, typed: str, number: str, tag: str) -> None:
         classroom, _ = await self.service.get()
         code = normalize_code(typed)
         room = await classroom.store.get_room(code) if code else None
-        if room is None or room.get("round") != number or not room.get("widget"):
+        if (
+            room is None
+            or room.get("round") != number
+            or not room.get("widget")
+            or tag != round_tag(room)
+        ):
             self.page("<!doctype html><title>Class round</title><p>This round is over.</p>", 404)
             return
         live = widget_src(self.prefix, code, room, mode="open")
         widget, query = room["widget"], room.get("query", "")
-        self.page(round_html(self.prefix, widget, query, widget_mode(room), live))
+        # The file holds nothing voting does not show, whatever the phase, and its tag
+        # names this round alone: every browser and proxy may keep it while the round lasts.
+        self.set_header("Cache-Control", f"public, max-age={ROUND_FILE_SECONDS}")
+        self.page(round_html(self.prefix, widget, query, live))
         # Built once per round here, before Reveal asks every stream of this process for it.
         revealed_states(widget, query)
 
@@ -387,7 +397,7 @@ def class_patterns(service: ClassService) -> list[tuple]:
         (r"/class/api/teach/(\w{1,20})", TeachAction, args),
         (r"/class/assets/([\w.-]{1,80}\.js)", RoundAsset),
         (rf"/class/{code}/events", LearnerEvents, args),
-        (rf"/class/{code}/round/(\d{{1,6}})", RoundFile, args),
+        (rf"/class/{code}/round/(\d{{1,6}})/([0-9a-f]{{16}})", RoundFile, args),
         (rf"/class/{code}/vote", Vote, args),
         (rf"/class/{code}/?", LearnerPage, args),
     ]

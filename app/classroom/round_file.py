@@ -1,14 +1,16 @@
 """A round's widget as one file: built once per round, the same bytes for every learner.
 
-The learner's frame loads ``/class/<code>/round/<n>``: a static page that mounts
-the widget's own bundle over the static state source (``app/export``), not a
-Panel session. It holds only what the round's mode lets a learner see: in
-``hidden`` mode the settings and no state at all (the chart would give the
-answer away), in ``locked`` mode the state at time zero with no run controls,
-once revealed every recorded moment. At Reveal the class page's event stream
+The learner's frame loads ``/class/<code>/round/<n>/<tag>``: a static page that
+mounts the widget's own bundle over the static state source (``app/export``),
+not a Panel session. It holds only what voting lets a learner see, and it is the
+same file for the whole round: in a ``hidden`` round the settings and no state
+at all (the chart would give the answer away), in a ``locked`` round the state
+at time zero with no run controls. At Reveal the class page's event stream
 carries the revealed states (``revealed_states``) and passes them into the
-frame. Every backend builds the same page from the room's stored settings, so a
-class behind nginx needs nothing more in Redis.
+frame. Since the file never holds more than voting shows, it can be kept by a
+browser or a proxy for as long as the round lasts: a class opening a round asks
+a backend for it once. Every backend builds the same file from the room's
+stored settings, so a class behind nginx needs nothing more in Redis.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from app.export.pages import PAGE_CSS, STATIC_SOURCE, bundle_path
 from app.export.states import synced, widget_states
 from widgets.registry import WIDGETS
 
+from .views import voting_mode
 from .widget_page import LOCKED, MODE_CSS
 
 HERE = Path(__file__).resolve().parent
@@ -110,18 +113,16 @@ def _frame_script() -> str:
     return (HERE / "js" / "round_frame.js").read_text(encoding="utf-8")
 
 
-@functools.lru_cache(maxsize=CACHED_ROUNDS * 3)
-def round_html(prefix: str, widget: str, query: str, mode: str, live_src: str) -> str:
-    """The round's file for ``mode``; ``live_src`` is the live page an unlocked edit opens."""
+@functools.lru_cache(maxsize=CACHED_ROUNDS)
+def round_html(prefix: str, widget: str, query: str, live_src: str) -> str:
+    """The round's file as voting shows it; ``live_src``: the live page an unlocked edit opens."""
     spec = WIDGETS[widget]
+    mode = voting_mode(widget)
     if mode == "hidden":
         states, slot = None, _settings_html(widget, query)
     else:
         slot = ""
-        if mode == "locked":
-            states = base64.b64encode(packed(locked_states(widget, query))).decode("ascii")
-        else:
-            states = revealed_states(widget, query)
+        states = base64.b64encode(packed(locked_states(widget, query))).decode("ascii")
     data = {"mode": mode, "states": states, "live": live_src, "locked": LOCKED}
     assets = f"{prefix}/class/assets"
     script = (

@@ -6,6 +6,7 @@ and never says who voted what.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 
@@ -17,12 +18,27 @@ from .questions import CLASS_WIDGETS, questions_for, round_questions
 from .rooms import IDLE_SECONDS
 
 
+def voting_mode(widget: str) -> str:
+    """How a round of ``widget`` is locked while voting: ``hidden`` if its chart tells it."""
+    questions = round_questions(widget)
+    return "hidden" if questions is not None and questions.hides_result else "locked"
+
+
 def widget_mode(room: Mapping[str, str]) -> str:
     """How the round's widget is locked in this phase (see :mod:`app.classroom.widget_page`)."""
     if room["phase"] in ("voting", "closing"):
-        questions = round_questions(room["widget"])
-        return "hidden" if questions is not None and questions.hides_result else "locked"
+        return voting_mode(room["widget"])
     return "open" if room.get("unlocked") == "1" else "revealed"
+
+
+def round_tag(room: Mapping[str, str]) -> str:
+    """A short digest of what the round's file is made of, and of when the round opened.
+
+    It names one round of one room: a later room that happens to get the same code
+    never finds an earlier round's file under its address, wherever a copy was kept.
+    """
+    made_of = "\n".join(room.get(k, "") for k in ("widget", "query", "question", "opened"))
+    return hashlib.sha256(made_of.encode("utf-8")).hexdigest()[:16]
 
 
 def widget_src(prefix: str, code: str, room: Mapping[str, str], mode: str = "") -> str:
@@ -33,8 +49,12 @@ def widget_src(prefix: str, code: str, room: Mapping[str, str], mode: str = "") 
 
 
 def round_src(prefix: str, code: str, room: Mapping[str, str]) -> str:
-    """The learner's frame: the round's widget as one file (:mod:`app.classroom.round_file`)."""
-    return f"{prefix}/class/{code}/round/{room['round']}"
+    """The learner's frame: the round's widget as one file (:mod:`app.classroom.round_file`).
+
+    One address for the whole round, whatever its phase: the file holds what voting
+    shows, and the class page passes the revealed states in.
+    """
+    return f"{prefix}/class/{code}/round/{room['round']}/{round_tag(room)}"
 
 
 def _round_fields(code: str, room: Mapping[str, str], prefix: str) -> dict:

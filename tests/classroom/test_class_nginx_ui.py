@@ -61,6 +61,13 @@ def test_a_round_across_two_backends_survives_a_backend_killed_mid_round(browser
         )
         first, second = learners
         first.get_by_label("Your prediction").wait_for()
+        # Both frames have loaded the round's file; nginx now answers it from its copy.
+        for page in learners:
+            page.frame_locator("#widget").get_by_text("Settings locked").wait_for()
+        src = first.evaluate("() => document.getElementById('widget').src")
+        assert src == second.evaluate("() => document.getElementById('widget').src")
+        with urllib.request.urlopen(src, timeout=30) as response:
+            assert response.headers["X-Cache-Status"] == "HIT"
         assert predict(first, "5").startswith("Stored: your prediction is 5 ms")
         assert predict(second, "20").startswith("Stored")
         teacher.wait_for_function("() => document.getElementById('votes').textContent === '2'")

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+import re
 
 import pytest
 from class_support import run
@@ -88,7 +89,7 @@ def test_a_full_round_one_vote_per_learner_replace_reveal_unlock_next(kind, url)
             before = learner_view(code, await store.get_room(code), 5.0)
             assert "answer" not in before and "result" not in before
             assert before["yours"] == 5.0 and before["mode"] == "locked"
-            assert before["src"] == f"/class/{code}/round/1"
+            assert re.fullmatch(f"/class/{code}/round/1/[0-9a-f]{{16}}", before["src"])
             revealed = await room.reveal(code, key)
             result = json.loads(revealed["result"])
             assert result["count"] == 3 and result["median"] == 5.0
