@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping
 
-from .store import RoomStore, vote_field
+from .store import CLOSED, KEPT, LIMITED, MOVED, NO_ROOM, RoomStore, vote_field
 
 
 class MemoryStore(RoomStore):
@@ -70,17 +70,30 @@ class MemoryStore(RoomStore):
         self._renew(code, ttl)
         return dict(room)
 
-    async def put_vote(
-        self, code: str, round_no: int, learner: str, value: float, ttl: float
-    ) -> bool:
+    async def cast_vote(
+        self,
+        code: str,
+        round_no: int,
+        opened: str,
+        learner: str,
+        value: float,
+        ttl: float,
+        limit: int,
+        window: float,
+    ) -> str:
         if not self._live(code):
-            return False
+            return NO_ROOM
         room = self._rooms[code]
-        if room.get("phase") != "voting" or room.get("round") != str(round_no):
-            return False
+        if room.get("round") != str(round_no) or room.get("opened") != opened:
+            return MOVED
+        if room.get("phase") != "voting":
+            return CLOSED
+        if not await self.hit(f"vote:{learner}", limit, window):
+            return LIMITED
         self._votes[code][vote_field(round_no, learner)] = float(value)
         self._renew(code, ttl)
-        return True
+        await self.publish(code, "votes")
+        return KEPT
 
     async def votes(self, code: str, round_no: int) -> dict[str, float]:
         if not self._live(code):

@@ -41,12 +41,20 @@ redis.call('HINCRBY', KEYS[1], 'version', 1)
 for k = 1, 3 do redis.call('EXPIRE', KEYS[k], ARGV[1]) end
 return redis.call('HGETALL', KEYS[1])
 """
+# One round trip per vote: the checks, the learner's rate, the vote, the expiry
+# and the announcement (the codes are those of app.classroom.store).
 _VOTE = """
-if redis.call('HGET', KEYS[1], 'phase') ~= 'voting' then return 0 end
-if redis.call('HGET', KEYS[1], 'round') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-for k = 1, 3 do redis.call('EXPIRE', KEYS[k], ARGV[4]) end
-return 1
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'no room' end
+local room = redis.call('HMGET', KEYS[1], 'round', 'opened', 'phase')
+if room[1] ~= ARGV[1] or room[2] ~= ARGV[2] then return 'moved' end
+if room[3] ~= 'voting' then return 'closed' end
+local n = redis.call('INCR', KEYS[4])
+if n == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[7]) end
+if n > tonumber(ARGV[6]) then return 'limited' end
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+for k = 1, 3 do redis.call('EXPIRE', KEYS[k], ARGV[5]) end
+redis.call('PUBLISH', ARGV[8], ARGV[9])
+return 'kept'
 """
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -60,6 +68,10 @@ local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n
 """
+
+
+def _rate_key(bucket: str) -> str:
+    return f"ol:rate:{bucket}"
 
 
 def _seconds(ttl: float) -> int:
@@ -180,11 +192,23 @@ class RedisStore(RoomStore):
             return None
         return dict(zip(flat[::2], flat[1::2], strict=True))
 
-    async def put_vote(
-        self, code: str, round_no: int, learner: str, value: float, ttl: float
-    ) -> bool:
-        args = [str(round_no), vote_field(round_no, learner), repr(float(value)), _seconds(ttl)]
-        return bool(await self._scripts["vote"](keys=list(room_keys(code)), args=args))
+    async def cast_vote(
+        self,
+        code: str,
+        round_no: int,
+        opened: str,
+        learner: str,
+        value: float,
+        ttl: float,
+        limit: int,
+        window: float,
+    ) -> str:
+        keys = [*room_keys(code), _rate_key(f"vote:{learner}")]
+        args = [
+            str(round_no), opened, vote_field(round_no, learner), repr(float(value)),
+            _seconds(ttl), limit, int(window * 1000), CHANNEL, f"votes {code}",
+        ]  # fmt: skip
+        return str(await self._scripts["vote"](keys=keys, args=args))
 
     async def votes(self, code: str, round_no: int) -> dict[str, float]:
         prefix = f"{round_no}:"
@@ -209,7 +233,7 @@ class RedisStore(RoomStore):
         return int(await self._redis.zcount(room_keys(code)[2], since, "+inf"))
 
     async def hit(self, bucket: str, limit: int, window: float) -> bool:
-        n = await self._scripts["hit"](keys=[f"ol:rate:{bucket}"], args=[int(window * 1000)])
+        n = await self._scripts["hit"](keys=[_rate_key(bucket)], args=[int(window * 1000)])
         return int(n) <= limit
 
     async def delete_room(self, code: str) -> None:

@@ -22,7 +22,7 @@ from widgets.registry import WIDGETS
 from . import histogram
 from .codes import key_digest, key_matches, new_code, new_key, normalize_code
 from .questions import CLASS_WIDGETS, QuestionError, ask, parse_number
-from .store import RoomStore
+from .store import KEPT, LIMITED, MOVED, NO_ROOM, RoomStore
 
 #: A room ends this long after its last activity (s): a lesson's length and then some.
 IDLE_SECONDS = 2 * 3600
@@ -31,6 +31,17 @@ ENDED_SECONDS = 600
 #: A learner's page counts as connected this long after it was last seen (s).
 SEEN_SECONDS = 30
 MAX_SETTINGS_TEXT = 2000
+#: Open rounds whose question this process keeps for votes (oldest forgotten first).
+KEPT_BALLOTS = 1024
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """An open round as a vote needs it: its number, when it opened, its question."""
+
+    round_no: int
+    opened: str
+    question: dict
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,7 @@ class Classroom:
         self.store = store
         self.idle_seconds = idle_seconds
         self.clock = clock
+        self._ballots: dict[str, Ballot] = {}
 
     # -- rooms -------------------------------------------------------------------------
 
@@ -279,24 +291,47 @@ class Classroom:
 
         Raises ClassError with a message for the prediction field.
         """
+        for fresh in (False, True):
+            ballot = await self._ballot(code, fresh)
+            q = ballot.question
+            try:
+                value = parse_number(text, "Your prediction", q["integer"], q["low"], q["high"])
+            except ValueError as exc:
+                raise ClassError(str(exc), "prediction") from None
+            outcome = await self.store.cast_vote(
+                code, ballot.round_no, ballot.opened, learner, value,
+                self.idle_seconds, VOTE_LIMIT.count, VOTE_LIMIT.window,
+            )  # fmt: skip
+            if outcome == KEPT:
+                return value
+            if outcome != MOVED:
+                break
+        self._ballots.pop(code, None)
+        if outcome == NO_ROOM:
+            raise NotFound("This class has ended.")
+        if outcome == LIMITED:
+            raise RateLimited("Too many submissions at once: wait a few seconds.", "prediction")
+        raise WrongPhase("Voting is closed for this round.", "prediction")
+
+    async def _ballot(self, code: str, fresh: bool) -> Ballot:
+        """The room's open round as a vote needs it: read once per round, not once per vote.
+
+        A kept ballot may be out of date; the store's vote checks its round and opening
+        time, and a vote that finds another round reads the room again (``fresh``).
+        """
+        ballot = None if fresh else self._ballots.get(code)
+        if ballot is not None:
+            return ballot
         room = await self.store.get_room(code)
         if room is None:
             raise NotFound("This class has ended.")
         if room["phase"] != "voting":
             raise WrongPhase("Voting is closed for this round.", "prediction")
-        if not await self.store.hit(f"vote:{learner}", VOTE_LIMIT.count, VOTE_LIMIT.window):
-            raise RateLimited("Too many submissions at once: wait a few seconds.", "prediction")
-        q = json.loads(room["question"])
-        try:
-            value = parse_number(text, "Your prediction", q["integer"], q["low"], q["high"])
-        except ValueError as exc:
-            raise ClassError(str(exc), "prediction") from None
-        if not await self.store.put_vote(
-            code, int(room["round"]), learner, value, self.idle_seconds
-        ):
-            raise WrongPhase("Voting closed before your prediction arrived.", "prediction")
-        await self.store.publish(code, "votes")
-        return value
+        ballot = Ballot(int(room["round"]), room["opened"], json.loads(room["question"]))
+        self._ballots[code] = ballot
+        while len(self._ballots) > KEPT_BALLOTS:
+            del self._ballots[next(iter(self._ballots))]
+        return ballot
 
     # -- what each page sees --------------------------------------------------------------
 

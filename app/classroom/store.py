@@ -23,6 +23,11 @@ EventListener = Callable[[str, str], None]
 EVERY_ROOM = "*"
 RESYNC = "resync"
 
+#: What :meth:`RoomStore.cast_vote` did: kept the vote, or found no room, another
+#: round (or another room under the same code), voting closed, or the learner over
+#: their rate.
+KEPT, NO_ROOM, MOVED, CLOSED, LIMITED = "kept", "no room", "moved", "closed", "limited"
+
 
 class RoomStore(ABC):
     """Rooms, votes, connected learners, rate limits and change events."""
@@ -62,10 +67,24 @@ class RoomStore(ABC):
         """
 
     @abstractmethod
-    async def put_vote(
-        self, code: str, round_no: int, learner: str, value: float, ttl: float
-    ) -> bool:
-        """Keep (or replace) a learner's vote if round ``round_no`` is open for voting."""
+    async def cast_vote(
+        self,
+        code: str,
+        round_no: int,
+        opened: str,
+        learner: str,
+        value: float,
+        ttl: float,
+        limit: int,
+        window: float,
+    ) -> str:
+        """Keep (or replace) a learner's vote in one atomic step, and announce ``votes``.
+
+        In order: NO_ROOM if there is no such room; MOVED unless it is round
+        ``round_no`` opened at ``opened``; CLOSED unless it is voting; LIMITED once
+        the learner has cast ``limit`` votes within ``window`` seconds; else KEPT,
+        with the room's expiry renewed.
+        """
 
     @abstractmethod
     async def votes(self, code: str, round_no: int) -> dict[str, float]:
