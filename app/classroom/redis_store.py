@@ -27,6 +27,8 @@ CHANNEL = "ol:events"
 RETRY_DELAY = 0.25
 #: Connections one process keeps to Redis at most (the subscription takes one).
 MAX_CONNECTIONS = 32
+#: A subscription quiet this long asks Redis whether it is still there (s).
+QUIET = 5.0
 
 _UPDATE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -145,10 +147,15 @@ class RedisStore(RoomStore):
                     log.warning("classroom: Redis is back; pages catch up")
                     self._deliver(EVERY_ROOM, RESYNC)
                 first = False
+                loop = asyncio.get_running_loop()
                 while not self._closing:
-                    message = await pubsub.get_message(timeout=5.0)
+                    since = loop.time()
+                    message = await pubsub.get_message(timeout=QUIET)
                     if message is None:
-                        await pubsub.ping()
+                        # Only after a quiet wait: the answer to a ping is itself read as
+                        # None, so pinging after every None would ping without pause.
+                        if loop.time() - since >= QUIET:
+                            await pubsub.ping()
                         continue
                     kind, _, code = str(message.get("data", "")).partition(" ")
                     if kind and code:
