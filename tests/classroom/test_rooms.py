@@ -391,3 +391,35 @@ def test_class_rounds_follow_the_registry():
 async def _open_trace_round():
     async with new_room("memory", "") as (_store, room, code, key):
         await room.open_round(code, key, "trace", "", "tail")
+
+
+def test_a_vote_after_the_next_round_opened_goes_to_that_round_under_its_question(kind, url):
+    """A process keeps an open round's question for votes; a new round makes it read again."""
+
+    async def body():
+        async with new_room(kind, url) as (store, room, code, key):
+            learner = new_learner_id()
+            # Queue lab, 4 items at a net 1 item/s: "drain" is asked in seconds.
+            await room.open_round(code, key, "queue-lab", QUEUE, "drain")
+            assert await room.vote(code, learner, "4") == 4.0
+            await room.reveal(code, key)
+            with pytest.raises(WrongPhase, match="closed"):
+                await room.vote(code, learner, "5")
+            await room.next_round(code, key)
+            # Four drawn ranks: the defining rank is a whole number from 0 to 3.
+            await room.open_round(code, key, "ranks", "scenario=One slow rank", "defining", "0")
+            with pytest.raises(ClassError, match="whole number"):
+                await room.vote(code, learner, "2.5")
+            assert await room.vote(code, learner, "2") == 2.0
+            assert await store.votes(code, 1) == {learner: 4.0}
+            assert await store.votes(code, 2) == {learner: 2.0}
+            # An ended class refuses it, from this process and from one that never read it.
+            await room.end(code, key)
+            for process in (room, Classroom(store)):
+                with pytest.raises(WrongPhase, match="closed"):
+                    await process.vote(code, learner, "2")
+            await store.delete_room(code)
+            with pytest.raises(NotFound):
+                await room.vote(code, learner, "2")
+
+    run(body())
