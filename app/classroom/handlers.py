@@ -1,33 +1,27 @@
-"""The class's addresses: pages, the instructor's actions, votes and live streams.
+"""The class's addresses that answer once: pages, the round's file, votes, actions.
 
-Every answer is a page, a small JSON object or a stream of server-sent events
-(one ``data:`` line of JSON per change). Refusals are JSON with a message and
+Every answer is a page or a small JSON object (the live streams are in
+``streams``). Refusals are JSON with a message and
 the field it belongs to, never a traceback. Nothing here logs a code or a key.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from urllib.parse import quote
 
-from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
 from .codes import new_learner_id, normalize_code, valid_learner_id
-from .hub import Listener
 from .pages import entry_html, instructor_html, learner_html, not_found_html
-from .qr import qr_svg
 from .rooms import ClassError
 from .round_file import asset, revealed_states, round_html
 from .service import ClassService
-from .views import instructor_view, learner_view, round_tag, widget_src
+from .views import round_tag, widget_src
 
 log = logging.getLogger("overlap-lab.classroom")
 LEARNER_COOKIE = "ol_learner"
-#: A comment line keeps each stream's connection (and every proxy on the way) alive (s).
-KEEPALIVE = 15.0
 #: The largest request body a class action may have (bytes).
 MAX_BODY = 8_000
 #: How long a browser or a proxy may keep a round's file (s): longer than a round lasts.
@@ -208,107 +202,6 @@ class Vote(ClassHandler):
         self.reply({"ok": True, "value": value})
 
 
-class Stream(ClassHandler, Listener):
-    """A stream of server-sent events: one JSON view per change, until the page goes."""
-
-    code = ""
-    _last = None
-
-    def start_stream(self) -> None:
-        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-        # nginx passes each event on at once instead of buffering the response.
-        self.set_header("X-Accel-Buffering", "no")
-        self._gone = asyncio.Event()
-        self.flush()
-
-    def send(self, view: dict) -> None:
-        if view == self._last or self._gone.is_set():
-            return
-        self._last = view
-        self.write(f"data: {json.dumps(view, separators=(',', ':'))}\n\n")
-        self._flush()
-
-    def _flush(self) -> None:
-        future = self.flush()
-
-        def done(f) -> None:
-            if f.exception() is not None:
-                self._gone.set()
-
-        future.add_done_callback(done)
-
-    def on_connection_close(self) -> None:
-        if hasattr(self, "_gone"):
-            self._gone.set()
-
-    async def hold(self) -> None:
-        """Keep the stream open (with a keep-alive comment now and then) until it closes."""
-        while not self._gone.is_set():
-            try:
-                await asyncio.wait_for(self._gone.wait(), timeout=KEEPALIVE)
-            except TimeoutError:
-                try:
-                    self.write(": keep-alive\n\n")
-                    await self.flush()
-                except StreamClosedError:
-                    self._gone.set()
-
-
-class LearnerEvents(Stream):
-    """``/class/<code>/events``: what a learner's page shows, as it changes."""
-
-    role = "learner"
-
-    async def get(self, typed: str) -> None:
-        classroom, hub = await self.service.get()
-        code, learner = normalize_code(typed), self.learner_id()
-        if code is None or learner is None:
-            self.reply({"ok": False, "message": "Open the class's page again."}, 403)
-            return
-        try:
-            room = await classroom.join(code, learner)
-        except ClassError as exc:
-            if exc.status == 404:
-                self.start_stream()
-                self.send({"phase": "ended"})
-                self.finish()
-                return
-            self.refuse(exc)
-            return
-        self.code, self.learner = code, learner
-        self.start_stream()
-        hub.add(code, self)
-        try:
-            r = int(room.get("round", "0"))
-            yours = await classroom.store.vote_of(code, r, learner) if r else None
-            self.send(with_states(learner_view(code, room, yours, self.prefix), room))
-            await classroom.store.publish(code, "seen")
-            await self.hold()
-        finally:
-            hub.remove(code, self)
-            if not hub.has_learner(code, learner):
-                try:
-                    await classroom.left(code, learner)
-                    await classroom.store.publish(code, "seen")
-                except Exception as exc:  # the store is away; the entry expires by itself
-                    log.warning(
-                        "classroom: could not record a page leaving (%s)", type(exc).__name__
-                    )
-        if not self._finished:
-            self.finish()
-
-    def changed(self, room, votes, connected) -> None:
-        yours = votes.get(self.learner) if room is not None else None
-        self.send(with_states(learner_view(self.code, room, yours, self.prefix), room))
-
-
-def with_states(view: dict, room: dict | None) -> dict:
-    """A learner's view, with the round's revealed states once the answer is out."""
-    if view.get("phase") == "revealed" and room is not None and room.get("widget"):
-        view["states"] = revealed_states(room["widget"], room.get("query", ""))
-    return view
-
-
 class TeachAction(ClassHandler):
     """``POST /class/api/teach/<action>``: an instructor's action, checked against the key."""
 
@@ -342,62 +235,3 @@ class TeachAction(ClassHandler):
             self.refuse(exc)
             return
         self.reply({"ok": True})
-
-
-class TeachStream(Stream):
-    """``POST /class/api/teach/stream``: the instructor's view, as it changes."""
-
-    role = "instructor"
-
-    async def post(self) -> None:
-        classroom, hub = await self.service.get()
-        try:
-            data = self.json_body()
-            code, room = await classroom.instructor_room(data.get("code"), data.get("key"))
-        except ClassError as exc:
-            self.refuse(exc)
-            return
-        self.code = code
-        join = f"{self.origin()}/class/{code}"
-        self.extra = {"join_url": join, "entry_url": f"{self.origin()}/class", "qr": qr_svg(join)}
-        self.start_stream()
-        hub.add(code, self)
-        try:
-            votes = await classroom.votes(code, room)
-            connected = await classroom.connected(code)
-            self.changed(room, votes, connected)
-            await self.hold()
-        finally:
-            hub.remove(code, self)
-        if not self._finished:
-            self.finish()
-
-    def changed(self, room, votes, connected) -> None:
-        view = instructor_view(
-            self.code, room, votes, connected, self.prefix, self.service.idle_seconds
-        )
-        if view.get("phase") != "ended":
-            view.update(self.extra)
-        self.send(view)
-
-
-def class_patterns(service: ClassService) -> list[tuple]:
-    """Tornado routes of the class (before Bokeh's own), for ``extra_patterns``."""
-    from .logs import install_redaction
-
-    install_redaction()
-    args = {"service": service}
-    code = r"([A-Za-z0-9\-]{1,40})"
-    return [
-        (r"/class/?", EntryPage, args),
-        (r"/class/join", JoinForm, args),
-        (r"/class/start", StartClass, args),
-        (r"/class/teach", TeachPage, args),
-        (r"/class/api/teach/stream", TeachStream, args),
-        (r"/class/api/teach/(\w{1,20})", TeachAction, args),
-        (r"/class/assets/([\w.-]{1,80}\.js)", RoundAsset),
-        (rf"/class/{code}/events", LearnerEvents, args),
-        (rf"/class/{code}/round/(\d{{1,6}})/([0-9a-f]{{16}})", RoundFile, args),
-        (rf"/class/{code}/vote", Vote, args),
-        (rf"/class/{code}/?", LearnerPage, args),
-    ]

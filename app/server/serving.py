@@ -198,7 +198,7 @@ def server_options(options: ServeOptions | None = None, **overrides) -> dict:
     prefix_path = kwargs.get("prefix", "")
     # The index is static: listed before Bokeh's own page at "/", so it is the one served.
     kwargs["extra_patterns"].insert(0, (r"/?", IndexPage, {"prefix": prefix_path}))
-    from app.classroom.handlers import class_patterns
+    from app.classroom.routes import class_patterns
     from app.classroom.service import configure
 
     kwargs["extra_patterns"] += class_patterns(configure(o.redis, prefix_path))
