@@ -3,7 +3,9 @@
 nginx in front of two backends sharing Redis (:func:`bench.classroom.behind_nginx`);
 every learner is protocol-level (:class:`bench.classroom.Learner`). A bucket
 timeline round on its exposed tail (a hidden round: the chart gives the answer
-away). Measured in one run:
+away). The learners are spread over one process per core
+(:class:`bench.learner_workers.LearnerWorkers`, ``--workers``), as a class's
+browsers are each their own machine. Measured in one run:
 
 - Open voting → every learner's page has the round's widget: from sending Open
   voting until the learner's stream said so and its frame's file (and, as on a
@@ -26,15 +28,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import tempfile
 import time
 from pathlib import Path
 
-from tornado.httpclient import HTTPRequest
-
 from bench.class_arrival import burst, start_deployment
-from bench.classroom import Instructor, Learner, behind_nginx, percentile
+from bench.classroom import Instructor, behind_nginx, percentile
+from bench.learner_workers import LearnerWorkers
 from bench.loadclient import close, configure_client, load_page
 from bench.stats import cpu_seconds
 
@@ -47,67 +49,59 @@ def _cpu(pids: list[int]) -> float:
     return sum(cpu_seconds(pid) for pid in pids)
 
 
-async def _widget_arrives(base: str, learner: Learner, assets: tuple) -> tuple[float, int]:
-    """When the learner's frame had the round's widget, and the bytes it loaded."""
-    await learner.stream.until(lambda v: v.get("phase") == "voting" and "src" in v)
-    view = next(v for _, v in reversed(learner.stream.views) if "src" in v)
-    size = 0
-    for path in (view["src"], *(f"/class/assets/{name}" for name in assets)):
-        response = await learner.client.fetch(
-            HTTPRequest(f"{base}{path}", headers=learner.headers()), raise_error=False
-        )
-        if response.code != 200:
-            raise RuntimeError(f"{path} answered {response.code}")
-        size += len(response.body)
-    return time.perf_counter(), size
-
-
 def _stats(xs: list[float]) -> dict:
     return {"p50_s": percentile(xs, 50), "p95_s": percentile(xs, 95), "max_s": max(xs)}
 
 
-async def run_round(target: dict, n: int, before: int, cached: bool = False) -> dict:
-    """One round of ``n`` learners; then ``before`` live frames, as each learner had one.
+async def run_round(
+    target: dict, n: int, before: int, cached: bool = False, workers: int = 2
+) -> dict:
+    """One round of ``n`` learners (in ``workers`` processes); then ``before`` live frames.
 
     ``cached``: the learners' browsers hold the frame's scripts (a round after the first).
     """
     assets = () if cached else ASSETS
     base, routes, pids = target["base"], target["routes"], target["pids"]
-    configure_client(4 * n + 50)
+    configure_client(50 + 4 * before)
     teacher = Instructor(base)
     await teacher.start()
-    learners = [Learner(base, teacher.code, routes(i)) for i in range(n)]
-    await asyncio.gather(*(lr.join() for lr in learners))
-    await teacher.stream.until(lambda v: v.get("connected") == n, timeout=120)
-    cpu0, t_open, client0 = _cpu(pids), time.perf_counter(), time.process_time()
-    opened = await teacher.act("open", **ROUND)
-    if not opened.get("ok"):
-        raise RuntimeError(f"Open voting was refused: {opened}")
-    loaded = await asyncio.gather(*(_widget_arrives(base, lr, assets) for lr in learners))
-    cpu_loaded, client_loaded = _cpu(pids), time.process_time() - client0
-    rng = random.Random(28)
-    values = [round(rng.uniform(1, 12), 2) for _ in range(n)]
-    votes = await asyncio.gather(*(lr.vote(str(v)) for lr, v in zip(learners, values, strict=True)))
-    refused = [r for _, _, r in votes if not r.get("ok")]
-    await teacher.stream.until(lambda v: (v.get("votes") or {}).get("count") == n - len(refused))
-    cpu_voted, t_reveal = _cpu(pids), time.perf_counter()
-    if not (await teacher.act("reveal")).get("ok"):
-        raise RuntimeError("Reveal was refused")
-    shown = await asyncio.gather(
-        *(lr.stream.until(lambda v: "answer" in v and "states" in v) for lr in learners)
-    )
-    cpu1 = _cpu(pids)
-    lines = (await teacher.act("results"))["text"].strip().split("\n")
-    counted = [float(x) for x in lines[lines.index("prediction") + 1 :]]
-    live = teacher.stream.views[-1][1]
-    route = f"/class/bucket-timeline?room={teacher.code}&round={live['round']}&mode=hidden"
-    cpu2 = _cpu(pids)
-    pages = await asyncio.gather(*(load_page(base, route) for _ in range(before)))
-    await asyncio.sleep(1.0)  # the backends finish the pages' patches
-    cpu3 = _cpu(pids)
-    for page in pages:
-        close(page)
-    await teacher.act("end")
+    learners = LearnerWorkers(base, teacher.code, n, routes, workers)
+    try:
+        await learners.join()
+        await teacher.stream.until(lambda v: v.get("connected") == n, timeout=120)
+        learners.expect_widget(assets)
+        cpu0, t_open = _cpu(pids), time.perf_counter()
+        opened = await teacher.act("open", **ROUND)
+        if not opened.get("ok"):
+            raise RuntimeError(f"Open voting was refused: {opened}")
+        loaded, client_loaded = await learners.widgets()
+        cpu_loaded = _cpu(pids)
+        rng = random.Random(28)
+        values = [round(rng.uniform(1, 12), 2) for _ in range(n)]
+        votes = await learners.vote([str(v) for v in values])
+        refused = [r for _, _, r in votes if not r.get("ok")]
+        await teacher.stream.until(
+            lambda v: (v.get("votes") or {}).get("count") == n - len(refused)
+        )
+        learners.expect_answer()
+        cpu_voted, t_reveal = _cpu(pids), time.perf_counter()
+        if not (await teacher.act("reveal")).get("ok"):
+            raise RuntimeError("Reveal was refused")
+        shown = await learners.answers()
+        cpu1 = _cpu(pids)
+        lines = (await teacher.act("results"))["text"].strip().split("\n")
+        counted = [float(x) for x in lines[lines.index("prediction") + 1 :]]
+        live = teacher.stream.views[-1][1]
+        route = f"/class/bucket-timeline?room={teacher.code}&round={live['round']}&mode=hidden"
+        cpu2 = _cpu(pids)
+        pages = await asyncio.gather(*(load_page(base, route) for _ in range(before)))
+        await asyncio.sleep(1.0)  # the backends finish the pages' patches
+        cpu3 = _cpu(pids)
+        for page in pages:
+            close(page)
+        await teacher.act("end")
+    finally:
+        learners.stop()
     return {
         "learners": n,
         "open_to_widget": _stats([t - t_open for t, _ in loaded]),
@@ -121,6 +115,7 @@ async def run_round(target: dict, n: int, before: int, cached: bool = False) -> 
         },
         "client_cpu_s_open_to_widget": client_loaded,
         "scripts_fetched": bool(assets),
+        "learner_workers": learners.workers,
         "live_frame_cpu_ms_per_learner": 1000 * (cpu3 - cpu2) / max(1, before),
         "live_frames_ok": sum(p.ok for p in pages),
         "votes_refused": len(refused),
@@ -146,13 +141,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--cached", action="store_true", help="browsers hold the frame's scripts (a later round)"
     )
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1,
+        help="processes the learners are spread over (default: one per core)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     bare = bare_session_cpu_ms(args.bare)
     with (
         tempfile.TemporaryDirectory(prefix="overlap-lab-round-") as tmp,
         behind_nginx(Path(tmp)) as target,
     ):
-        result = asyncio.run(run_round(target, args.learners, args.before, args.cached))
+        result = asyncio.run(
+            run_round(target, args.learners, args.before, args.cached, args.workers)
+        )
     result["bare_session_cpu_ms"] = bare
     result["round_cpu_x_bare"] = result["round_cpu_ms_per_learner"] / bare
     result["live_frame_cpu_x_bare"] = result["live_frame_cpu_ms_per_learner"] / bare
