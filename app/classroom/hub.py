@@ -117,9 +117,9 @@ class Hub:
             for code, listeners in list(self.listeners.items()):
                 learners = {lst.learner for lst in listeners if lst.role == "learner"}
                 with contextlib.suppress(Exception):
-                    for learner in learners:
-                        await self.classroom.seen(code, learner)
                     if learners:
+                        # One store step for the room, not one per learner.
+                        await self.classroom.seen(code, learners)
                         await self.classroom.store.publish(code, "seen")
                 # Every page here is brought up to date now and then, so a room that
                 # expired (no event says so) shows as ended within a heartbeat.

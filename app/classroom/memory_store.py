@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from .store import CLOSED, KEPT, LIMITED, MOVED, NO_ROOM, RoomStore, vote_field
 
@@ -106,9 +106,9 @@ class MemoryStore(RoomStore):
             return None
         return self._votes[code].get(vote_field(round_no, learner))
 
-    async def mark_seen(self, code: str, learner: str, now: float, ttl: float) -> None:
+    async def mark_seen(self, code: str, learners: Collection[str], now: float, ttl: float) -> None:
         if self._live(code):
-            self._seen[code][learner] = now
+            self._seen[code].update(dict.fromkeys(learners, now))
 
     async def forget_seen(self, code: str, learner: str) -> None:
         if self._live(code):

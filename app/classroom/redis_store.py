@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from .store import EVERY_ROOM, RESYNC, RoomStore, room_keys, vote_field
 
@@ -226,10 +226,12 @@ class RedisStore(RoomStore):
         value = await self._redis.hget(room_keys(code)[1], vote_field(round_no, learner))
         return None if value is None else float(value)
 
-    async def mark_seen(self, code: str, learner: str, now: float, ttl: float) -> None:
+    async def mark_seen(self, code: str, learners: Collection[str], now: float, ttl: float) -> None:
+        if not learners:
+            return
         key = room_keys(code)[2]
         async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.zadd(key, {learner: now})
+            pipe.zadd(key, dict.fromkeys(learners, now))
             pipe.expire(key, _seconds(ttl))
             await pipe.execute()
 

@@ -13,7 +13,7 @@ import csv
 import io
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
@@ -159,12 +159,12 @@ class Classroom:
             raise NotFound("This class has ended, or its code is wrong.")
         if not await self.store.hit(f"join:{learner}", JOIN_LIMIT.count, JOIN_LIMIT.window):
             raise RateLimited("Too many reconnections: wait a minute.")
-        await self.seen(code, learner)
+        await self.seen(code, [learner])
         return room
 
-    async def seen(self, code: str, learner: str) -> None:
-        """A learner's page is still connected."""
-        await self.store.mark_seen(code, learner, self.clock(), self.idle_seconds)
+    async def seen(self, code: str, learners: Collection[str]) -> None:
+        """These learners' pages are still connected."""
+        await self.store.mark_seen(code, learners, self.clock(), self.idle_seconds)
 
     async def left(self, code: str, learner: str) -> None:
         """A learner's page closed."""

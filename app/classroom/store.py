@@ -15,7 +15,7 @@ have been missed (the store reconnected), so listeners read everything again.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 #: A listener of store events: ``(code, kind)``.
 EventListener = Callable[[str, str], None]
@@ -95,8 +95,8 @@ class RoomStore(ABC):
         """One learner's vote in a round, or None."""
 
     @abstractmethod
-    async def mark_seen(self, code: str, learner: str, now: float, ttl: float) -> None:
-        """A learner's page is connected at wall time ``now``."""
+    async def mark_seen(self, code: str, learners: Collection[str], now: float, ttl: float) -> None:
+        """These learners' pages are connected at wall time ``now`` (one store step)."""
 
     @abstractmethod
     async def forget_seen(self, code: str, learner: str) -> None:

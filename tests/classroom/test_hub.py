@@ -71,3 +71,45 @@ def test_each_listener_hears_its_rooms_changes_and_a_burst_of_votes_is_one_refre
         assert not hub.has_learner(code, "a")
 
     run(body())
+
+
+class CountingStore(MemoryStore):
+    """A memory store that records each heartbeat's marks."""
+
+    def __init__(self, clock) -> None:
+        super().__init__(clock)
+        self.marks: list[tuple[str, set[str]]] = []
+
+    async def mark_seen(self, code, learners, now, ttl) -> None:
+        self.marks.append((code, set(learners)))
+        await super().mark_seen(code, learners, now, ttl)
+
+
+def test_a_heartbeat_marks_each_rooms_learners_here_in_one_store_step():
+    async def body():
+        store = CountingStore(lambda: 0.0)
+        await store.start()
+        room = Classroom(store, idle_seconds=60, clock=lambda: 1000.0)
+        hub = Hub(room)
+        code, _ = await room.start_room(new_learner_id())
+        other, _ = await room.start_room(new_learner_id())
+        names = [f"l{i}" for i in range(40)]
+        for name in names:
+            hub.add(code, Recorder("learner", name))
+        hub.add(code, Recorder("learner", "l0"))  # a second page of one learner
+        hub.add(code, Recorder("instructor"))
+        hub.add(other, Recorder("learner", "x"))
+        hub_module.HEARTBEAT, saved = 0.05, hub_module.HEARTBEAT
+        try:
+            hub._heartbeat.cancel()
+            hub._heartbeat = asyncio.get_running_loop().create_task(hub._beat())
+            await _settle(lambda: len(store.marks) >= 2)
+        finally:
+            hub_module.HEARTBEAT = saved
+            hub._heartbeat.cancel()
+        first_beat = dict(store.marks[:2])
+        assert len(first_beat) == 2
+        assert first_beat[code] == set(names) and first_beat[other] == {"x"}
+        assert await room.connected(code) == 40
+
+    run(body())

@@ -423,3 +423,22 @@ def test_a_vote_after_the_next_round_opened_goes_to_that_round_under_its_questio
                 await room.vote(code, learner, "2")
 
     run(body())
+
+
+def test_learners_are_marked_connected_together_and_counted_by_when_last_seen(kind, url):
+    async def body():
+        async with new_room(kind, url) as (store, _, code, _key):
+            a, b, c = (new_learner_id() for _ in range(3))
+            await store.mark_seen(code, [], 1000.0, 60)  # nobody: nothing to keep
+            assert await store.connected(code, 0.0) == 0
+            await store.mark_seen(code, [a, b, c], 1000.0, 60)
+            assert await store.connected(code, 999.0) == 3
+            assert await store.connected(code, 1000.5) == 0
+            # Two of them are seen again later; the third's mark stays where it was.
+            await store.mark_seen(code, {a, b}, 2000.0, 60)
+            assert await store.connected(code, 1500.0) == 2
+            assert await store.connected(code, 999.0) == 3
+            await store.forget_seen(code, a)
+            assert await store.connected(code, 1500.0) == 1
+
+    run(body())
