@@ -220,6 +220,13 @@ def test_on_a_phone_the_chart_is_within_the_first_screen(browser, server: str, u
         box = chart.bounding_box()
         assert box["y"] + box["height"] <= 844, box
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        # Every table fits its column: none needs a sideways scroll to read its last column.
+        tables = page.locator(".tv-table")
+        expect(tables.first).to_be_visible()
+        widths = tables.evaluate_all(
+            "ts => ts.map(t => [t.offsetWidth, t.parentElement.clientWidth])"
+        )
+        assert widths and all(w <= room for w, room in widths), widths
         # The rows are still labelled, on two lines.
         expect(chart.locator("text", has_text=re.compile(r"^all-reduces$"))).to_have_count(2)
     finally:

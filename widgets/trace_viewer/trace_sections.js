@@ -98,7 +98,9 @@ export function drawDefining(el, state) {
     `Rank ${d.rank}`,
     d.counts.map((c, k) => `rank ${who[k]}: ${c}`).join(", ") + ` of ${n}`,
   ]);
-  el.replaceChildren(table(["Bucket", "Parameters", "MiB", shown, `Issued last, in the ${n} iterations`], rows));
+  // A soft hyphen lets the longest heading break on a phone instead of widening the table.
+  const head = ["Bucket", "Param\u00ADeters", "MiB", shown, `Issued last, in the ${n} iterations`];
+  el.replaceChildren(table(head, rows));
 }
 
 export function drawFit(r, state) {
