@@ -58,6 +58,7 @@ button:focus-visible, input:focus-visible, select:focus-visible, a:focus-visible
 .cl-numbers dd {{ margin: 0; font-size: 20px; font-weight: 700; }}
 .cl-hist svg {{ width: 100%; max-width: 720px; height: auto; display: block; }}
 .cl-hist table {{ border-collapse: collapse; font-size: 14px; margin-top: 6px; }}
+.cl-hist details {{ margin: 4px 0 12px 0; }}
 .cl-hist td, .cl-hist th {{ border: 1px solid {theme.BORDER}; padding: 2px 8px; text-align: left; }}
 .cl-frame {{ width: 100%; border: 1px solid {theme.BORDER}; border-radius: 8px; height: 900px;
   background: #fff; }}

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 from pathlib import Path
+
+from class_support import run
 
 from bench.class_round import run_round
 from bench.classroom import behind_nginx
@@ -25,7 +26,7 @@ def test_a_round_of_learners_in_two_processes_measures_every_learner() -> None:
         tempfile.TemporaryDirectory(prefix="overlap-lab-round-") as tmp,
         behind_nginx(Path(tmp)) as target,
     ):
-        result = asyncio.run(run_round(target, 5, before=1, workers=2))
+        result = run(run_round(target, 5, before=1, workers=2))
     assert result["learners"] == 5 and result["learner_workers"] == 2
     # Every learner's vote (drawn by the benchmark) is in the class's CSV, none refused.
     assert result["votes_refused"] == 0 and result["no_vote_lost"]

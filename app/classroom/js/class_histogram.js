@@ -5,6 +5,15 @@ import { el, fmt } from "./class_page.js";
 
 const COLORS = { bar: "#0072B2", answer: "#1f2328", yours: "#D55E00", median: "#E69F00", grid: "#e6e8eb", muted: "#57606a" };
 
+/** The step between count gridlines: a whole 1, 2 or 5 times ten, at most five steps up to ``most``. */
+export function countStep(most) {
+  const raw = most / 5;
+  if (raw <= 1) return 1;
+  const e = 10 ** Math.floor(Math.log10(raw));
+  const b = raw / e;
+  return (b <= 1 ? 1 : b <= 2 ? 2 : b <= 5 ? 5 : 10) * e;
+}
+
 /** A histogram of predictions: SVG bars, the answer, the median and your prediction, and a table. */
 export function histogram(host, summary, question, marks = {}) {
   // Drawn at the width it is shown at, so its text stays legible on a phone; drawn
@@ -33,17 +42,16 @@ export function histogram(host, summary, question, marks = {}) {
   if (hi === lo) { hi = lo + 1; }
   const pad = (hi - lo) * 0.04;
   lo -= pad; hi += pad;
-  const top = Math.max(...bins.map((b) => b.count));
+  const step = countStep(Math.max(...bins.map((b) => b.count)));
+  const top = Math.ceil(Math.max(...bins.map((b) => b.count)) / step) * step;
   const x = (v) => L + ((v - lo) / (hi - lo)) * (W - L - R);
   const y = (c) => H - B - (c / top) * (H - B - T);
   const count = summary.count;
   const svg = el("svg:svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `Histogram of ${count} prediction${count === 1 ? "" : "s"}; the table below lists it` });
   svg.append(el("svg:rect", { x: 0, y: 0, width: W, height: H, fill: "#ffffff" }));
-  for (let i = 0; i <= 4; i++) {
-    const c = (top * i) / 4;
-    if (i > 0 && Math.abs(c - Math.round(c)) > 1e-9) continue;
+  for (let c = 0; c <= top; c += step) {
     svg.append(el("svg:line", { x1: L, x2: W - R, y1: y(c), y2: y(c), stroke: COLORS.grid }));
-    svg.append(el("svg:text", { x: L - 6, y: y(c) + 4, "text-anchor": "end", "font-size": 12, fill: COLORS.muted }, String(Math.round(c))));
+    svg.append(el("svg:text", { x: L - 6, y: y(c) + 4, "text-anchor": "end", "font-size": 12, fill: COLORS.muted }, String(c)));
   }
   for (const b of bins) {
     const x0 = x(b.lo), x1 = x(b.hi);
@@ -56,6 +64,8 @@ export function histogram(host, summary, question, marks = {}) {
     svg.append(el("svg:text", { x: x(t), y: H - B + 16, "text-anchor": "middle", "font-size": 12, fill: COLORS.muted }, fmt(t)));
   });
   svg.append(el("svg:text", { x: (L + W - R) / 2, y: H - 10, "text-anchor": "middle", "font-size": 13, fill: COLORS.answer }, `${question.label}`));
+  const mid = (T + H - B) / 2;
+  svg.append(el("svg:text", { x: 12, y: mid, transform: `rotate(-90 12 ${mid})`, "text-anchor": "middle", "font-size": 13, fill: COLORS.answer }, "Predictions"));
   const mark = (v, color, dash, label, row) => {
     if (v === null || v === undefined) return;
     svg.append(el("svg:line", { x1: x(v), x2: x(v), y1: T - 4, y2: H - B, stroke: color, "stroke-width": 3, "stroke-dasharray": dash }));
