@@ -285,3 +285,24 @@ def test_an_edit_while_playing_takes_the_servers_anchor_over_the_pages_own_clock
     # Paused, the page shows the server's time; the queue follows the new rate from it.
     expected = max(0.0, 4.0 - start) + 1.0 * (frozen - start)
     assert value_of(lab, "Queue length") == pytest.approx(expected, abs=0.0101)
+
+
+#: The playhead (the chart's last line outside the plot) and the queue now (its last dot).
+NOW_JS = """svg => {
+  const line = [...svg.querySelectorAll(':scope > line')].pop();
+  const dot = [...svg.querySelectorAll(':scope > circle')].pop();
+  if (!line || !dot) return null;
+  return {x: +line.getAttribute('x1'), cx: +dot.getAttribute('cx'), r: +dot.getAttribute('r'),
+          clipped: !!dot.closest('[clip-path]')};
+}"""
+
+
+def test_the_queue_now_is_drawn_whole_at_the_playhead_from_the_start(lab: Page):
+    chart = lab.get_by_role("img", name=re.compile("^Queue length")).locator("svg")
+    expect(chart).to_be_visible(timeout=TIMEOUT)
+    start = chart.evaluate(NOW_JS)
+    # At t = 0 the dot sits on the y axis: drawn above the plot's clip, not half hidden.
+    assert start and start["cx"] == start["x"] and start["r"] >= 5 and not start["clipped"], start
+    step(lab, 2, 1.0)
+    later = chart.evaluate(NOW_JS)
+    assert later["cx"] == later["x"] > start["x"], (start, later)

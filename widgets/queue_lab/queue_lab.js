@@ -117,6 +117,9 @@ export function render({ model, el }) {
       for (const [x, y] of predictions) g.append(marker("inverted-triangle", frame.x(x), frame.y(y), 15, COLORS.vermillion));
       for (const [x, y] of actuals) g.append(marker("circle", frame.x(x), frame.y(y), 12, "#ffffff", COLORS.ink, 2.5));
       frame.svg.append(playheadLine(frame, t));
+      // The queue now, above the playhead and outside the plot's clip: at t = 0 it would
+      // otherwise sit half hidden under the y axis, and a new run's chart look empty.
+      frame.svg.append(marker("circle", frame.x(playing ? t : state.now.t), frame.y(length), 12, COLORS.blue, "#ffffff", 2));
       return frame.svg;
     },
 
