@@ -15,15 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
 
+from bench.class_arrival import tree_cpu
 from bench.classroom import Instructor, behind_nginx
-from bench.learner_workers import LearnerWorkers
+from bench.learner_workers import WORKERS, LearnerWorkers
 from bench.loadclient import configure_client
-from bench.stats import cpu_seconds
 
 
 async def idle_class(target: dict, n: int, seconds: float, workers: int) -> dict:
@@ -37,9 +36,9 @@ async def idle_class(target: dict, n: int, seconds: float, workers: int) -> dict
         await learners.join()
         await teacher.stream.until(lambda v: v.get("connected") == n, timeout=120)
         await asyncio.sleep(2.0)  # the joins' own work is done
-        cpu0, t0 = sum(cpu_seconds(p) for p in pids), time.perf_counter()
+        cpu0, t0 = tree_cpu(pids), time.perf_counter()
         await asyncio.sleep(seconds)
-        cpu1, t1 = sum(cpu_seconds(p) for p in pids), time.perf_counter()
+        cpu1, t1 = tree_cpu(pids), time.perf_counter()
         still = teacher.stream.views[-1][1].get("connected")
         await teacher.act("end")
     finally:
@@ -57,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--learners", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=int, default=WORKERS)
     args = parser.parse_args(argv)
     with (
         tempfile.TemporaryDirectory(prefix="overlap-lab-idle-") as tmp,

@@ -28,25 +28,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import tempfile
 import time
 from pathlib import Path
 
-from bench.class_arrival import burst, start_deployment
+from bench.class_arrival import burst, start_deployment, tree_cpu
 from bench.classroom import Instructor, behind_nginx, percentile
-from bench.learner_workers import LearnerWorkers
+from bench.learner_workers import WORKERS, LearnerWorkers
 from bench.loadclient import close, configure_client, load_page
-from bench.stats import cpu_seconds
 
 #: What the frame's file imports (fetched once per learner, then cached by a browser).
 ASSETS = ("static_source.js", "bucket_timeline.bundle.js")
 ROUND = {"widget": "bucket-timeline", "settings": "", "question": "tail"}
-
-
-def _cpu(pids: list[int]) -> float:
-    return sum(cpu_seconds(pid) for pid in pids)
 
 
 def _stats(xs: list[float]) -> dict:
@@ -54,7 +48,7 @@ def _stats(xs: list[float]) -> dict:
 
 
 async def run_round(
-    target: dict, n: int, before: int, cached: bool = False, workers: int = 2
+    target: dict, n: int, before: int, cached: bool = False, workers: int = WORKERS
 ) -> dict:
     """One round of ``n`` learners (in ``workers`` processes); then ``before`` live frames.
 
@@ -70,12 +64,12 @@ async def run_round(
         await learners.join()
         await teacher.stream.until(lambda v: v.get("connected") == n, timeout=120)
         learners.expect_widget(assets)
-        cpu0, t_open = _cpu(pids), time.perf_counter()
+        cpu0, t_open = tree_cpu(pids), time.perf_counter()
         opened = await teacher.act("open", **ROUND)
         if not opened.get("ok"):
             raise RuntimeError(f"Open voting was refused: {opened}")
         loaded, client_loaded = await learners.widgets()
-        cpu_loaded = _cpu(pids)
+        cpu_loaded = tree_cpu(pids)
         rng = random.Random(28)
         values = [round(rng.uniform(1, 12), 2) for _ in range(n)]
         votes = await learners.vote([str(v) for v in values])
@@ -84,19 +78,19 @@ async def run_round(
             lambda v: (v.get("votes") or {}).get("count") == n - len(refused)
         )
         learners.expect_answer()
-        cpu_voted, t_reveal = _cpu(pids), time.perf_counter()
+        cpu_voted, t_reveal = tree_cpu(pids), time.perf_counter()
         if not (await teacher.act("reveal")).get("ok"):
             raise RuntimeError("Reveal was refused")
         shown = await learners.answers()
-        cpu1 = _cpu(pids)
+        cpu1 = tree_cpu(pids)
         lines = (await teacher.act("results"))["text"].strip().split("\n")
         counted = [float(x) for x in lines[lines.index("prediction") + 1 :]]
         live = teacher.stream.views[-1][1]
         route = f"/class/bucket-timeline?room={teacher.code}&round={live['round']}&mode=hidden"
-        cpu2 = _cpu(pids)
+        cpu2 = tree_cpu(pids)
         pages = await asyncio.gather(*(load_page(base, route) for _ in range(before)))
         await asyncio.sleep(1.0)  # the backends finish the pages' patches
-        cpu3 = _cpu(pids)
+        cpu3 = tree_cpu(pids)
         for page in pages:
             close(page)
         await teacher.act("end")
@@ -142,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         "--cached", action="store_true", help="browsers hold the frame's scripts (a later round)"
     )
     parser.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1,
+        "--workers", type=int, default=WORKERS,
         help="processes the learners are spread over (default: one per core)",
     )  # fmt: skip
     args = parser.parse_args(argv)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 
@@ -24,6 +25,9 @@ from tornado.httpclient import HTTPRequest
 
 from bench.classroom import Learner
 from bench.loadclient import configure_client
+
+#: Processes the learners are spread over unless told: one per core.
+WORKERS = os.cpu_count() or 1
 
 
 async def widget_arrives(base: str, learner: Learner, assets: tuple) -> tuple[float, int]:
@@ -54,8 +58,8 @@ async def _serve(conn, base: str, code: str, routes: list[str]) -> None:
     loop = asyncio.get_running_loop()
     while True:
         command, arg = await loop.run_in_executor(None, conn.recv)
-        cpu0 = time.process_time()
         if command == "widget":
+            cpu0 = time.process_time()
             loaded = await asyncio.gather(*(widget_arrives(base, lr, arg) for lr in learners))
             conn.send((loaded, time.process_time() - cpu0))
         elif command == "vote":
@@ -88,7 +92,7 @@ class LearnerWorkers:
     def __init__(
         self, base: str, code: str, n: int, routes: Callable[[int], str], workers: int
     ) -> None:
-        self.n, self.workers = n, max(1, min(workers, n))
+        self.workers = max(1, min(workers, n))
         spawn = multiprocessing.get_context("spawn")
         self._conns, self._procs = [], []
         for k in range(self.workers):
@@ -109,9 +113,6 @@ class LearnerWorkers:
                 raise RuntimeError(f"a learner worker failed: {reply[1]}")
         return replies
 
-    def _interleave(self, parts: list[list]) -> list:
-        return interleave(parts)
-
     async def join(self) -> None:
         """Every learner's page loaded and its stream open."""
         await self._gather()
@@ -124,13 +125,13 @@ class LearnerWorkers:
     async def widgets(self) -> tuple[list[tuple[float, int]], float]:
         """Each learner's (time the widget was there, bytes), and the workers' CPU (s)."""
         replies = await self._gather()
-        return self._interleave([r[0] for r in replies]), sum(r[1] for r in replies)
+        return interleave([r[0] for r in replies]), sum(r[1] for r in replies)
 
     async def vote(self, values: list) -> list[tuple[float, float, dict]]:
         """Every learner votes its value at once: (sent, answered, reply) each."""
         for k, conn in enumerate(self._conns):
             conn.send(("vote", values[k :: self.workers]))
-        return self._interleave(await self._gather())
+        return interleave(await self._gather())
 
     def expect_answer(self) -> None:
         """Tell every worker to wait for the answer (send before Reveal)."""
@@ -139,7 +140,7 @@ class LearnerWorkers:
 
     async def answers(self) -> list[float]:
         """When each learner's page had the answer and the revealed states."""
-        return self._interleave(await self._gather())
+        return interleave(await self._gather())
 
     def stop(self) -> None:
         """End every worker (its streams close with it)."""

@@ -1,8 +1,8 @@
 """The class's addresses that answer once: pages, the round's file, votes, actions.
 
 Every answer is a page or a small JSON object (the live streams are in
-``streams``). Refusals are JSON with a message and
-the field it belongs to, never a traceback. Nothing here logs a code or a key.
+``streams``). Refusals are JSON with a message and the field it belongs to,
+never a traceback. Nothing here logs a code or a key.
 """
 
 from __future__ import annotations

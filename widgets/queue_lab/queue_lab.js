@@ -79,7 +79,8 @@ export function render({ model, el }) {
     draw({ state, t, playing, width }) {
       // Live readouts: the browser's interpolation while playing, the server's values when paused.
       const length = playing ? interp(state.run.x, state.run.y, t) : state.now.length;
-      r.elapsed.set(fmt(playing ? t : state.now.t, SECONDS));
+      const at = playing ? t : state.now.t;
+      r.elapsed.set(fmt(at, SECONDS));
       r.length.set(fmt(length, ITEMS));
       gate(outcome.drain, outcome.drainPending, state.drain_check, t, SECONDS);
       gate(outcome.length, outcome.lengthPending, state.length_check, t, ITEMS);
@@ -119,7 +120,7 @@ export function render({ model, el }) {
       frame.svg.append(playheadLine(frame, t));
       // The queue now, above the playhead and outside the plot's clip: at t = 0 it would
       // otherwise sit half hidden under the y axis, and a new run's chart look empty.
-      frame.svg.append(marker("circle", frame.x(playing ? t : state.now.t), frame.y(length), 12, COLORS.blue, "#ffffff", 2));
+      frame.svg.append(marker("circle", frame.x(at), frame.y(length), 12, COLORS.blue, "#ffffff", 2));
       return frame.svg;
     },
 

@@ -42,8 +42,9 @@ export function histogram(host, summary, question, marks = {}) {
   if (hi === lo) { hi = lo + 1; }
   const pad = (hi - lo) * 0.04;
   lo -= pad; hi += pad;
-  const step = countStep(Math.max(...bins.map((b) => b.count)));
-  const top = Math.ceil(Math.max(...bins.map((b) => b.count)) / step) * step;
+  const most = Math.max(...bins.map((b) => b.count));
+  const step = countStep(most);
+  const top = Math.ceil(most / step) * step;
   const x = (v) => L + ((v - lo) / (hi - lo)) * (W - L - R);
   const y = (c) => H - B - (c / top) * (H - B - T);
   const count = summary.count;
