@@ -7,34 +7,17 @@ import json
 import random
 
 import pytest
+from class_http import fetch, open_class
 from class_support import run, ui_support
-from tornado.httpclient import AsyncHTTPClient, HTTPRequest
-from tornado.simple_httpclient import HTTPTimeoutError
 
 from app.classroom.codes import JOIN_ALPHABET, new_learner_id
-from bench.classroom import Instructor, Learner
-from bench.loadclient import configure_client
-
-QUEUE = "arrival=2&service=3&initial=4"
+from bench.classroom import Learner
 
 
 @pytest.fixture(scope="module")
 def server():
     with ui_support.running_server() as served:
         yield served
-
-
-async def _fetch(url: str, method: str = "GET", body=None, headers=None, timeout: float = 10):
-    """``(status, body, headers)``; a stream still open after ``timeout`` is ``(599, "", {})``."""
-    request = HTTPRequest(
-        url, method=method, body=body, headers=headers or {}, follow_redirects=False,
-        request_timeout=timeout,
-    )  # fmt: skip
-    try:
-        response = await AsyncHTTPClient().fetch(request, raise_error=False)
-    except HTTPTimeoutError:
-        return 599, "", {}
-    return response.code, response.body.decode("utf-8", "replace"), response.headers
 
 
 def _fake_codes(n: int, real: set[str]) -> list[str]:
@@ -48,24 +31,12 @@ def _fake_codes(n: int, real: set[str]) -> list[str]:
     return found
 
 
-async def _open_class(base: str) -> tuple[Instructor, Learner]:
-    configure_client(400)
-    teacher = Instructor(base)
-    await teacher.start()
-    learner = Learner(base, teacher.code)
-    await learner.join()
-    opened = await teacher.act("open", widget="queue-lab", settings=QUEUE, question="drain")
-    assert opened["ok"] is True, opened
-    await learner.stream.until(lambda v: v.get("phase") == "voting")
-    return teacher, learner
-
-
 def test_made_up_learners_count_no_vote_and_are_never_connected(server):
     base = server.url
 
     async def body():
-        teacher, learner = await _open_class(base)
-        other, _ = await _open_class(base)  # a second class: its learners' cookies
+        teacher, learner = await open_class(base)
+        other, _ = await open_class(base)  # a second class: its learners' cookies
         code = teacher.code
         stranger = Learner(base, other.code)
         await stranger.join()
@@ -85,14 +56,14 @@ def test_made_up_learners_count_no_vote_and_are_never_connected(server):
         )
         assert len(forged) == 30
         for cookie in forged:
-            status, text, _ = await _fetch(
+            status, text, _ = await fetch(
                 f"{base}/class/{code}/vote", "POST", json.dumps({"text": "3"}),
                 {"Cookie": f"ol_learner={cookie}", "Content-Type": "application/json"},
             )  # fmt: skip
             assert status == 403 and json.loads(text)["ok"] is False, (cookie, status, text)
         # 150 event streams with made-up cookies: each refused, none connected.
         streams = [
-            _fetch(f"{base}/class/{code}/events", headers={"Cookie": f"ol_learner={c}"})
+            fetch(f"{base}/class/{code}/events", headers={"Cookie": f"ol_learner={c}"})
             for c in [new_learner_id() for _ in range(75)]
             + [f"{new_learner_id()}.{new_learner_id()}" for _ in range(75)]
         ]
@@ -122,16 +93,16 @@ def test_guessing_codes_through_votes_and_events_learns_nothing(server):
     base = server.url
 
     async def body():
-        teacher, learner = await _open_class(base)
-        other, _ = await _open_class(base)  # real, voting, and not joined by this learner
+        teacher, learner = await open_class(base)
+        other, _ = await open_class(base)  # real, voting, and not joined by this learner
         guesses = _fake_codes(40, {teacher.code, other.code})
         answers = set()
         for code in [*guesses[:20], other.code, *guesses[20:], other.code.lower()]:
-            vote = await _fetch(
+            vote = await fetch(
                 f"{base}/class/{code}/vote", "POST", json.dumps({"text": "3"}),
                 {"Cookie": learner.cookie, "Content-Type": "application/json"},
             )  # fmt: skip
-            events = await _fetch(
+            events = await fetch(
                 f"{base}/class/{code}/events", headers={"Cookie": learner.cookie}, timeout=2
             )
             answers.add((vote[0], vote[1], events[0], events[1]))
@@ -139,7 +110,7 @@ def test_guessing_codes_through_votes_and_events_learns_nothing(server):
         assert len(answers) == 1, answers
         assert next(iter(answers))[0] == 403
         # The join page still counts its misses per address, ten a minute.
-        statuses = [(await _fetch(f"{base}/class/{code}"))[0] for code in guesses[:11]]
+        statuses = [(await fetch(f"{base}/class/{code}"))[0] for code in guesses[:11]]
         assert statuses == [404] * 10 + [429]
         # This class's own learner still votes.
         _, _, reply = await learner.vote("4")
@@ -152,7 +123,7 @@ def test_a_huge_number_or_deep_json_is_a_400_with_a_message_and_no_traceback(ser
     base = server.url
 
     async def body():
-        _teacher, learner = await _open_class(base)
+        _teacher, learner = await open_class(base)
         start = server.log.size()
         as_json = {"Cookie": learner.cookie, "Content-Type": "application/json"}
         vote = f"{base}/class/{learner.code}/vote"
@@ -163,7 +134,7 @@ def test_a_huge_number_or_deep_json_is_a_400_with_a_message_and_no_traceback(ser
             "[" * 3000 + "]" * 3000,
             '{"text": ' + "[" * 3000 + "]" * 3000 + "}",
         ):
-            status, text, _ = await _fetch(vote, "POST", payload, as_json)
+            status, text, _ = await fetch(vote, "POST", payload, as_json)
             reply = json.loads(text)
             assert status == 400 and reply["ok"] is False, (payload[:30], status, text)
             assert reply["message"].startswith(("Your prediction", "Send JSON")), reply
@@ -177,7 +148,7 @@ def test_only_a_json_media_type_is_json(server):
     base = server.url
 
     async def body():
-        _teacher, learner = await _open_class(base)
+        _teacher, learner = await open_class(base)
         vote = f"{base}/class/{learner.code}/vote"
         for media in (
             "text/plain; note=application/json",
@@ -185,13 +156,13 @@ def test_only_a_json_media_type_is_json(server):
             "text/application/json",
             "application/jsonx; q=application/json",
         ):
-            status, text, _ = await _fetch(
+            status, text, _ = await fetch(
                 vote, "POST", json.dumps({"text": "3"}),
                 {"Cookie": learner.cookie, "Content-Type": media},
             )  # fmt: skip
             assert status == 400 and json.loads(text)["message"] == "Send JSON.", (media, text)
         for media in ("application/json", "Application/JSON; charset=utf-8"):
-            status, text, _ = await _fetch(
+            status, text, _ = await fetch(
                 vote, "POST", json.dumps({"text": "3"}),
                 {"Cookie": learner.cookie, "Content-Type": media},
             )  # fmt: skip
@@ -204,14 +175,14 @@ def test_a_browser_joins_a_class_once_and_keeps_its_cookie_for_that_class_only(s
     base = server.url
 
     async def body():
-        teacher, learner = await _open_class(base)
+        teacher, learner = await open_class(base)
         # Opening the page again with its cookie issues no second learner.
-        _, _, headers = await _fetch(
+        _, _, headers = await fetch(
             f"{base}/class/{teacher.code}", headers={"Cookie": learner.cookie}
         )
         assert headers.get_list("Set-Cookie") == []
         # A new browser gets one, for this class's addresses alone.
-        _, _, headers = await _fetch(f"{base}/class/{teacher.code}")
+        _, _, headers = await fetch(f"{base}/class/{teacher.code}")
         (cookie,) = headers.get_list("Set-Cookie")
         assert f"Path=/class/{teacher.code}" in cookie and "HttpOnly" in cookie
 
