@@ -66,10 +66,10 @@ class Limit:
 
 
 #: Rate limits, per learner (votes, joins) or per address (failed codes, new rooms,
-#: new learners: a lecture hall behind one address joins within the last).
+#: new learners: a lecture hall of 1,000 behind one address joins within the last).
 VOTE_LIMIT = Limit(20, 10.0)
 JOIN_LIMIT = Limit(30, 60.0)
-NEW_LEARNER_LIMIT = Limit(400, 600.0)
+NEW_LEARNER_LIMIT = Limit(1000, 600.0)
 UNKNOWN_CODE_LIMIT = Limit(10, 60.0)
 NEW_ROOM_LIMIT = Limit(30, 3600.0)
 
