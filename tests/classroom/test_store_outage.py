@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import time
 
+import pytest
 from class_http import open_class
+from class_pages import start_class
 from class_support import run, ui_support
 from redis_server import running_redis
 
@@ -76,3 +78,20 @@ def test_serve_warns_at_start_when_a_redis_restart_would_lose_the_class(tmp_path
             assert len(notices) == 1 and "if it restarts, this class is lost" in notices[0]
 
         run(body(), timeout=60)
+
+
+@pytest.mark.ui
+def test_the_instructors_page_shows_the_outage_and_clears_it_by_itself(browser, tmp_path):
+    with contextlib.ExitStack() as stack:
+        redis = stack.enter_context(running_redis(tmp_path / "redis"))
+        server = stack.enter_context(ui_support.running_server("--redis", redis.url))
+        page = browser.new_page()
+        start_class(page, server.url)
+        alert = page.get_by_role("alert").filter(has_text=UNREACHABLE)
+        assert alert.count() == 0
+        redis.kill()
+        alert.wait_for(timeout=6_000)  # within a few seconds of the kill
+        redis.start()
+        alert.wait_for(state="detached", timeout=10_000)  # and gone once Redis answers
+        assert page.locator("#store-status").is_hidden()
+        page.close()
