@@ -164,11 +164,15 @@ class RedisStore(RoomStore):
         """Ask Redis whether it is there every HEALTH_EVERY seconds, so that pages say so."""
         while not self._closing:
             await asyncio.sleep(HEALTH_EVERY)
-            with contextlib.suppress(StoreDown):
+            try:
                 await self._call(self._redis.ping())
                 # Redis may have come back empty (no append-only file): the learners'
                 # secret is put back, so that every backend still accepts their cookies.
                 await self._call(self._redis.set(SECRET_KEY, self._secret, nx=True))
+            except StoreDown:
+                pass  # said once by _call; asked again in a moment
+            except Exception as exc:  # Redis answered with an error (read-only, out of memory)
+                log.warning("classroom: Redis refused its health check (%s)", type(exc).__name__)
 
     async def learner_secret(self) -> str:
         return self._secret

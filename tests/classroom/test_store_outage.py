@@ -12,6 +12,8 @@ from class_pages import start_class
 from class_support import run, ui_support
 from redis_server import running_redis
 
+from app.classroom.redis_store import SECRET_KEY, RedisStore
+
 UNREACHABLE = "The class store is unreachable — votes are paused"
 
 
@@ -95,3 +97,31 @@ def test_the_instructors_page_shows_the_outage_and_clears_it_by_itself(browser, 
         alert.wait_for(state="detached", timeout=10_000)  # and gone once Redis answers
         assert page.locator("#store-status").is_hidden()
         page.close()
+
+
+def test_redis_restarted_empty_gets_the_learners_secret_back(tmp_path):
+    """Without its append-only file Redis forgets the secret; the backends put theirs back."""
+    with running_redis(tmp_path / "redis", appendonly=False) as redis:
+
+        async def body():
+            store = RedisStore(redis.url)
+            await store.start()
+            try:
+                secret = await store.learner_secret()
+                assert await store._redis.get(SECRET_KEY) == secret
+                await asyncio.to_thread(redis.restart)  # SIGKILL: everything is gone
+                for _ in range(100):
+                    with contextlib.suppress(Exception):
+                        if await store._redis.get(SECRET_KEY) == secret:
+                            break
+                    await asyncio.sleep(0.1)
+                assert await store._redis.get(SECRET_KEY) == secret
+                # A backend started now signs with the same secret as the others.
+                fresh = RedisStore(redis.url)
+                await fresh.start()
+                assert await fresh.learner_secret() == secret
+                await fresh.close()
+            finally:
+                await store.close()
+
+        run(body(), timeout=60)
