@@ -1,7 +1,13 @@
-"""Join codes (short, read aloud), instructor keys (unguessable) and learner ids."""
+"""Join codes (short, read aloud), instructor keys (unguessable) and learner ids.
+
+A learner id is issued by the server when a browser first opens a class's page,
+and signed (HMAC-SHA256) with a secret the server keeps, for that class alone:
+a made-up or copied cookie is no learner.
+"""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
@@ -53,13 +59,32 @@ def key_matches(key: object, digest: str) -> bool:
 
 
 def new_learner_id() -> str:
-    """A learner's id, carried by their browser's session cookie."""
+    """A learner's id: 18 random bytes, URL-safe (24 characters)."""
     return secrets.token_urlsafe(18)
 
 
-_LEARNER = re.compile(r"^[A-Za-z0-9_\-]{16,40}$")
+def new_secret() -> str:
+    """A secret that signs learner ids: 32 random bytes, as hex."""
+    return secrets.token_hex(32)
 
 
-def valid_learner_id(text: object) -> bool:
-    """Whether a cookie's value is a learner id this server could have issued."""
-    return isinstance(text, str) and bool(_LEARNER.match(text))
+def _signature(secret: str, code: str, learner: str) -> str:
+    mac = hmac.new(secret.encode(), f"{code}:{learner}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac[:18]).decode()
+
+
+def sign_learner(secret: str, code: str, learner: str) -> str:
+    """A learner's cookie for room ``code``: their id, a dot, and the server's signature of both."""
+    return f"{learner}.{_signature(secret, code, learner)}"
+
+
+_SIGNED = re.compile(r"^([A-Za-z0-9_\-]{24})\.([A-Za-z0-9_\-]{24})$")
+
+
+def signed_learner(secret: str, code: str, cookie: object) -> str | None:
+    """The learner id in ``cookie`` if this server signed it for room ``code``, else None."""
+    found = _SIGNED.match(cookie) if isinstance(cookie, str) else None
+    if found is None or not secret:
+        return None
+    learner, signature = found.groups()
+    return learner if hmac.compare_digest(signature, _signature(secret, code, learner)) else None

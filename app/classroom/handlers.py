@@ -13,19 +13,38 @@ from urllib.parse import quote
 
 from tornado.web import RequestHandler
 
-from .codes import new_learner_id, normalize_code, valid_learner_id
+from .codes import normalize_code
+from .errors import ClassError, Forbidden
 from .pages import entry_html, instructor_html, learner_html, not_found_html
-from .rooms import ClassError
+from .rooms import Classroom
 from .round_file import asset, revealed_states, round_html
 from .service import ClassService
 from .views import round_tag, widget_src
 
 log = logging.getLogger("overlap-lab.classroom")
 LEARNER_COOKIE = "ol_learner"
+#: What a vote or an event stream without this class's signed cookie is told.
+NOT_A_LEARNER = "Open the class's page again to take part."
 #: The largest request body a class action may have (bytes).
 MAX_BODY = 8_000
 #: How long a browser or a proxy may keep a round's file (s): longer than a round lasts.
 ROUND_FILE_SECONDS = 3600
+
+
+def media_type(content_type: str) -> str:
+    """A Content-Type's media type alone, in lower case (``application/json``), without
+    its parameters (``; charset=utf-8``)."""
+    return content_type.partition(";")[0].strip().lower()
+
+
+def cookie_pairs(header: str) -> list[tuple[str, str]]:
+    """Every ``name=value`` of a Cookie header, in order, repeated names included."""
+    pairs = []
+    for part in header.split(";"):
+        name, eq, value = part.strip().partition("=")
+        if eq:
+            pairs.append((name.strip(), value.strip().strip('"')))
+    return pairs
 
 
 class ClassHandler(RequestHandler):
@@ -45,13 +64,13 @@ class ClassHandler(RequestHandler):
 
     def json_body(self) -> dict:
         """The request's JSON object; ClassError for anything else."""
-        if "application/json" not in self.request.headers.get("Content-Type", ""):
+        if media_type(self.request.headers.get("Content-Type", "")) != "application/json":
             raise ClassError("Send JSON.")
         if len(self.request.body) > MAX_BODY:
             raise ClassError("That request is too large.")
         try:
             data = json.loads(self.request.body or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested thousands deep
             raise ClassError("Send JSON.") from None
         if not isinstance(data, dict):
             raise ClassError("Send a JSON object.")
@@ -70,17 +89,37 @@ class ClassHandler(RequestHandler):
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.finish(text)
 
-    def learner_id(self) -> str | None:
-        value = self.get_cookie(LEARNER_COOKIE)
-        return value if valid_learner_id(value) else None
+    def learner_id(self, classroom: Classroom, code: str | None) -> str | None:
+        """The learner this browser is in room ``code``, if the server signed its cookie for it.
+
+        Every ``ol_learner`` cookie the browser sends is tried (one per class it joined).
+        """
+        if code is None:
+            return None
+        for name, value in cookie_pairs(self.request.headers.get("Cookie", "")):
+            if name == LEARNER_COOKIE:
+                learner = classroom.learner(code, value)
+                if learner is not None:
+                    return learner
+        return None
 
     def origin(self) -> str:
         host = self.request.headers.get("Host") or "localhost"
         proto = self.request.headers.get("X-Forwarded-Proto") or self.request.protocol
         return f"{proto}://{host}{self.prefix}"
 
+    def log_exception(self, typ, value, tb) -> None:
+        if isinstance(value, ClassError):  # a refusal, not a fault: one line, no traceback
+            log.warning("classroom: %s (%s)", typ.__name__, self.request.method)
+            return
+        super().log_exception(typ, value, tb)
+
     def write_error(self, status_code: int, **kwargs) -> None:
-        # Never a traceback, whatever went wrong.
+        # Never a traceback, whatever went wrong; a refusal says why.
+        exc = kwargs.get("exc_info", (None, None))[1]
+        if isinstance(exc, ClassError):
+            self.refuse(exc)
+            return
         self.reply({"ok": False, "message": "Something went wrong; try again."}, status_code)
 
 
@@ -139,10 +178,16 @@ class LearnerPage(ClassHandler):
         if normalize_code(typed) != typed:
             self.redirect(f"{self.prefix}/class/{code}", status=303)
             return
-        if self.learner_id() is None:
-            # A session cookie: the learner is this browser until it closes.
+        if self.learner_id(classroom, code) is None:
+            try:
+                cookie = await classroom.new_learner(code, self.address())
+            except ClassError as exc:
+                self.page(not_found_html(self.prefix, exc.message), exc.status)
+                return
+            # A session cookie for this class alone: the learner is this browser until
+            # it closes, and its votes and events carry it.
             self.set_cookie(
-                LEARNER_COOKIE, new_learner_id(), path=f"{self.prefix}/class",
+                LEARNER_COOKIE, cookie, path=f"{self.prefix}/class/{code}",
                 httponly=True, samesite="Lax",
             )  # fmt: skip
         self.page(learner_html(self.prefix, code))
@@ -191,10 +236,13 @@ class Vote(ClassHandler):
 
     async def post(self, typed: str) -> None:
         classroom, _ = await self.service.get()
-        code, learner = normalize_code(typed), self.learner_id()
+        code = normalize_code(typed)
+        learner = self.learner_id(classroom, code)
         try:
-            if code is None or learner is None:
-                raise ClassError("Open the class's page again to take part.")
+            if learner is None:
+                # The same answer whether or not a class has this code: only a page of
+                # the class (its signed cookie) can vote in it.
+                raise Forbidden(NOT_A_LEARNER)
             value = await classroom.vote(code, learner, self.json_body().get("text"))
         except ClassError as exc:
             self.refuse(exc)

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from .rooms import Classroom
-from .store import EVERY_ROOM, RESYNC
+from .store import DOWN, EVERY_ROOM, RESYNC
 
 log = logging.getLogger("overlap-lab.classroom")
 #: Votes arriving within this long refresh the instructor's histogram once (s).
@@ -33,6 +33,9 @@ class Listener:
     def changed(self, room: dict | None, votes: dict[str, float], connected: int) -> None:
         """The room as it is now (``votes`` and ``connected`` only where the role needs them)."""
         raise NotImplementedError
+
+    def store_down(self) -> None:
+        """The store stopped answering (the room cannot be read until it is back)."""
 
 
 class Hub:
@@ -64,6 +67,11 @@ class Hub:
         )
 
     def _event(self, code: str, kind: str) -> None:
+        if kind == DOWN:
+            for listeners in list(self.listeners.values()):
+                for lst in list(listeners):
+                    lst.store_down()
+            return
         codes = list(self.listeners) if code == EVERY_ROOM else [code]
         for c in codes:
             if c not in self.listeners:

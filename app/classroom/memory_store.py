@@ -6,7 +6,8 @@ import asyncio
 import time
 from collections.abc import Callable, Collection, Mapping
 
-from .store import CLOSED, KEPT, LIMITED, MOVED, NO_ROOM, RoomStore, vote_field
+from .codes import new_secret
+from .store import CLOSED, KEPT, LIMITED, MOVED, NO_ROOM, RoomStore, VoteRecord, vote_field
 
 
 class MemoryStore(RoomStore):
@@ -20,6 +21,7 @@ class MemoryStore(RoomStore):
         self._seen: dict[str, dict[str, float]] = {}
         self._expires: dict[str, float] = {}
         self._rates: dict[str, tuple[float, int]] = {}
+        self._secret = new_secret()
 
     def _live(self, code: str) -> bool:
         expires = self._expires.get(code)
@@ -44,6 +46,9 @@ class MemoryStore(RoomStore):
             self._drop(code)
         if len(self._rates) > 10_000:
             self._rates = {k: v for k, v in self._rates.items() if v[0] > now}
+
+    async def learner_secret(self) -> str:
+        return self._secret
 
     async def create_room(self, code: str, fields: Mapping[str, str], ttl: float) -> bool:
         if self._live(code):
@@ -70,28 +75,19 @@ class MemoryStore(RoomStore):
         self._renew(code, ttl)
         return dict(room)
 
-    async def cast_vote(
-        self,
-        code: str,
-        round_no: int,
-        opened: str,
-        learner: str,
-        value: float,
-        ttl: float,
-        limit: int,
-        window: float,
-    ) -> str:
+    async def cast_vote(self, vote: VoteRecord) -> str:
+        code = vote.code
         if not self._live(code):
             return NO_ROOM
         room = self._rooms[code]
-        if room.get("round") != str(round_no) or room.get("opened") != opened:
+        if room.get("round") != str(vote.round_no) or room.get("opened") != vote.opened:
             return MOVED
         if room.get("phase") != "voting":
             return CLOSED
-        if not await self.hit(f"vote:{learner}", limit, window):
+        if not await self.hit(f"vote:{vote.learner}", vote.limit, vote.window):
             return LIMITED
-        self._votes[code][vote_field(round_no, learner)] = float(value)
-        self._renew(code, ttl)
+        self._votes[code][vote.field] = float(vote.value)
+        self._renew(code, vote.ttl)
         await self.publish(code, "votes")
         return KEPT
 

@@ -126,6 +126,7 @@ def instructor_html(prefix: str) -> str:
         '<p class="cl-lead">Show the join code or the QR code. Open a round, watch the '
         "predictions arrive, then reveal the answer.</p></header>"
         '<p id="status" class="cl-status" role="status">Connecting…</p>'
+        '<div id="store-status" class="cl-error" role="alert" hidden></div>'
         '<div class="cl-grid">'
         '<section class="cl-card" aria-labelledby="room-title"><h2 id="room-title">Join</h2>'
         '<p>Join code</p><p id="code" class="cl-code" aria-describedby="code-note"></p>'

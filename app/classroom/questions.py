@@ -55,14 +55,21 @@ def parse_number(text: object, label: str, integer: bool, low: float, high: floa
         except ValueError:
             raise ValueError(f"{label}: “{raw[:20]}” is not a number.") from None
     else:
-        value = float(raw)
+        try:
+            value = float(raw)
+        except OverflowError:  # an integer beyond any float (a JSON number of 400 digits)
+            raise ValueError(_outside(label, low, high)) from None
     if not math.isfinite(value):
         raise ValueError(f"{label}: type a finite number.")
     if integer and not value.is_integer():
         raise ValueError(f"{label}: type a whole number.")
     if not low <= value <= high:
-        raise ValueError(f"{label}: type a number from {plain(low)} to {plain(high)}.")
+        raise ValueError(_outside(label, low, high))
     return float(value)
+
+
+def _outside(label: str, low: float, high: float) -> str:
+    return f"{label}: type a number from {plain(low)} to {plain(high)}."
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,13 @@ import contextlib
 import logging
 from collections.abc import Collection, Mapping
 
-from .store import EVERY_ROOM, RESYNC, RoomStore, room_keys, vote_field
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .codes import new_secret
+from .errors import StoreDown
+from .store import EVERY_ROOM, RESYNC, RoomStore, VoteRecord, room_keys, vote_field
 
 log = logging.getLogger("overlap-lab.classroom")
 CHANNEL = "ol:events"
@@ -27,6 +33,17 @@ CHANNEL = "ol:events"
 RETRY_DELAY = 0.25
 #: Connections one process keeps to Redis at most (the subscription takes one).
 MAX_CONNECTIONS = 32
+#: A call to Redis that takes longer than this fails with a message (s).
+STORE_TIMEOUT = 2.0
+#: How often each process asks Redis whether it is there (s).
+HEALTH_EVERY = 1.0
+#: Where the secret that signs learner ids is kept, for every backend alike.
+SECRET_KEY = "ol:learner-secret"
+#: What the log and the instructor's page say when Redis would lose the class in a restart.
+NOT_DURABLE = (
+    "Redis runs without its append-only file (appendonly no): if Redis restarts, "
+    "every class and vote in it is lost. Start Redis with appendonly yes."
+)
 #: A subscription quiet this long asks Redis whether it is still there (s).
 QUIET = 5.0
 
@@ -91,38 +108,80 @@ class RedisStore(RoomStore):
         self._subscribed: asyncio.Event | None = None
         self._closing = False
         self._scripts: dict[str, object] = {}
+        self._watcher: asyncio.Task | None = None
+        self._secret = ""
 
     async def start(self) -> None:
         import redis.asyncio as aioredis
         from redis.asyncio.retry import Retry
         from redis.backoff import ExponentialBackoff
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
 
-        # Commands retry for about ten seconds while Redis restarts.
-        # Commands retry for about ten seconds while Redis restarts; a burst of
-        # requests waits for one of the pool's connections rather than failing.
+        # A command retries while Redis restarts, but every call gives up after
+        # STORE_TIMEOUT (see _call); a burst of requests waits for one of the pool's
+        # connections rather than failing.
         pool = aioredis.BlockingConnectionPool.from_url(
             self.url,
             max_connections=MAX_CONNECTIONS,
-            timeout=10,
+            timeout=STORE_TIMEOUT,
             decode_responses=True,
-            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 20),
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 20),
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
-            socket_connect_timeout=2,
+            socket_connect_timeout=STORE_TIMEOUT,
+            socket_timeout=STORE_TIMEOUT,
             health_check_interval=10,
         )
         self._redis = aioredis.Redis(connection_pool=pool)
         for name, source in (("update", _UPDATE), ("vote", _VOTE), ("create", _CREATE)):
             self._scripts[name] = self._redis.register_script(source)
         self._scripts["hit"] = self._redis.register_script(_HIT)
-        await self._redis.ping()
+        try:
+            await self._call(self._redis.ping())
+            self.durable = await self._call(appendonly(self._redis))
+            candidate = new_secret()
+            await self._call(self._redis.set(SECRET_KEY, candidate, nx=True))
+            self._secret = await self._call(self._redis.get(SECRET_KEY)) or candidate
+        except BaseException:
+            await self.close()
+            raise
         self._subscribed = asyncio.Event()
-        self._listener = asyncio.get_running_loop().create_task(self._listen())
+        loop = asyncio.get_running_loop()
+        self._listener = loop.create_task(self._listen())
+        self._watcher = loop.create_task(self._watch())
         await asyncio.wait_for(self._subscribed.wait(), timeout=10)
+
+    async def _call(self, awaitable):
+        """``awaitable``'s result, or StoreDown once Redis has not answered in STORE_TIMEOUT."""
+        try:
+            async with asyncio.timeout(STORE_TIMEOUT):
+                result = await awaitable
+        except (TimeoutError, RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            self._set_available(False, type(exc).__name__)
+            raise StoreDown() from None
+        self._set_available(True)
+        return result
+
+    async def _watch(self) -> None:
+        """Ask Redis whether it is there every HEALTH_EVERY seconds, so that pages say so."""
+        while not self._closing:
+            await asyncio.sleep(HEALTH_EVERY)
+            try:
+                await self._call(self._redis.ping())
+                # Redis may have come back empty (no append-only file): the learners'
+                # secret is put back, so that every backend still accepts their cookies.
+                await self._call(self._redis.set(SECRET_KEY, self._secret, nx=True))
+            except StoreDown:
+                pass  # said once by _call; asked again in a moment
+            except Exception as exc:  # Redis answered with an error (read-only, out of memory)
+                log.warning("classroom: Redis refused its health check (%s)", type(exc).__name__)
+
+    async def learner_secret(self) -> str:
+        return self._secret
 
     async def close(self) -> None:
         self._closing = True
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError, Exception):
@@ -180,10 +239,10 @@ class RedisStore(RoomStore):
         args = [_seconds(ttl)]
         for k, v in fields.items():
             args += [k, v]
-        return bool(await self._scripts["create"](keys=[room_keys(code)[0]], args=args))
+        return bool(await self._call(self._scripts["create"](keys=[room_keys(code)[0]], args=args)))
 
     async def get_room(self, code: str) -> dict[str, str] | None:
-        room = await self._redis.hgetall(room_keys(code)[0])
+        room = await self._call(self._redis.hgetall(room_keys(code)[0]))
         return room or None
 
     async def update_room(
@@ -194,59 +253,89 @@ class RedisStore(RoomStore):
             args += [k, v]
         for k, v in changes.items():
             args += [k, v]
-        flat = await self._scripts["update"](keys=list(room_keys(code)), args=args)
+        flat = await self._call(self._scripts["update"](keys=list(room_keys(code)), args=args))
         if not flat:
             return None
         return dict(zip(flat[::2], flat[1::2], strict=True))
 
-    async def cast_vote(
-        self,
-        code: str,
-        round_no: int,
-        opened: str,
-        learner: str,
-        value: float,
-        ttl: float,
-        limit: int,
-        window: float,
-    ) -> str:
-        keys = [*room_keys(code), _rate_key(f"vote:{learner}")]
+    async def cast_vote(self, vote: VoteRecord) -> str:
+        keys = [*room_keys(vote.code), _rate_key(f"vote:{vote.learner}")]
         args = [
-            str(round_no), opened, vote_field(round_no, learner), repr(float(value)),
-            _seconds(ttl), limit, int(window * 1000), CHANNEL, f"votes {code}",
+            str(vote.round_no), vote.opened, vote.field, repr(float(vote.value)),
+            _seconds(vote.ttl), vote.limit, int(vote.window * 1000), CHANNEL, f"votes {vote.code}",
         ]  # fmt: skip
-        return str(await self._scripts["vote"](keys=keys, args=args))
+        return str(await self._call(self._scripts["vote"](keys=keys, args=args)))
 
     async def votes(self, code: str, round_no: int) -> dict[str, float]:
         prefix = f"{round_no}:"
-        found = await self._redis.hgetall(room_keys(code)[1])
+        found = await self._call(self._redis.hgetall(room_keys(code)[1]))
         return {k[len(prefix) :]: float(v) for k, v in found.items() if k.startswith(prefix)}
 
     async def vote_of(self, code: str, round_no: int, learner: str) -> float | None:
-        value = await self._redis.hget(room_keys(code)[1], vote_field(round_no, learner))
+        value = await self._call(
+            self._redis.hget(room_keys(code)[1], vote_field(round_no, learner))
+        )
         return None if value is None else float(value)
 
     async def mark_seen(self, code: str, learners: Collection[str], now: float, ttl: float) -> None:
         if not learners:
             return
         key = room_keys(code)[2]
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.zadd(key, dict.fromkeys(learners, now))
-            pipe.expire(key, _seconds(ttl))
-            await pipe.execute()
+
+        async def mark() -> None:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.zadd(key, dict.fromkeys(learners, now))
+                pipe.expire(key, _seconds(ttl))
+                await pipe.execute()
+
+        await self._call(mark())
 
     async def forget_seen(self, code: str, learner: str) -> None:
-        await self._redis.zrem(room_keys(code)[2], learner)
+        await self._call(self._redis.zrem(room_keys(code)[2], learner))
 
     async def connected(self, code: str, since: float) -> int:
-        return int(await self._redis.zcount(room_keys(code)[2], since, "+inf"))
+        return int(await self._call(self._redis.zcount(room_keys(code)[2], since, "+inf")))
 
     async def hit(self, bucket: str, limit: int, window: float) -> bool:
-        n = await self._scripts["hit"](keys=[_rate_key(bucket)], args=[int(window * 1000)])
+        n = await self._call(
+            self._scripts["hit"](keys=[_rate_key(bucket)], args=[int(window * 1000)])
+        )
         return int(n) <= limit
 
     async def delete_room(self, code: str) -> None:
-        await self._redis.delete(*room_keys(code))
+        await self._call(self._redis.delete(*room_keys(code)))
 
     async def publish(self, code: str, kind: str) -> None:
-        await self._redis.publish(CHANNEL, f"{kind} {code}")
+        await self._call(self._redis.publish(CHANNEL, f"{kind} {code}"))
+
+
+async def appendonly(client) -> bool | None:
+    """Whether Redis keeps every write in its append-only file; None if it will not say."""
+    try:
+        return _durable(await client.config_get("appendonly"))
+    except (RedisConnectionError, RedisTimeoutError):
+        raise
+    except RedisError:  # CONFIG renamed, or not allowed to this user
+        return None
+
+
+def _durable(config: Mapping[str, str]) -> bool:
+    return config.get("appendonly") == "yes"
+
+
+def persistence_warning(url: str) -> str | None:
+    """What an operator must hear at start about Redis at ``url`` losing classes, or None."""
+    import redis
+
+    client = redis.Redis.from_url(
+        url, socket_timeout=STORE_TIMEOUT, socket_connect_timeout=STORE_TIMEOUT,
+        decode_responses=True,
+    )  # fmt: skip
+    try:
+        with client:
+            durable = _durable(client.config_get("appendonly"))
+    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        return f"Redis did not answer at start ({type(exc).__name__}): classes wait for it."
+    except RedisError:
+        return "Redis would not say whether it keeps an append-only file (CONFIG GET appendonly)."
+    return None if durable else NOT_DURABLE

@@ -20,14 +20,27 @@ from urllib.parse import parse_qs
 from widgets.registry import WIDGETS
 
 from . import histogram
-from .codes import key_digest, key_matches, new_code, new_key, normalize_code
+from .codes import (
+    key_digest,
+    key_matches,
+    new_code,
+    new_key,
+    new_learner_id,
+    new_secret,
+    normalize_code,
+    sign_learner,
+    signed_learner,
+)
+from .errors import ClassError, Forbidden, NotFound, RateLimited, WrongPhase
 from .questions import CLASS_WIDGETS, QuestionError, ask, parse_number
-from .store import KEPT, LIMITED, MOVED, NO_ROOM, RoomStore
+from .store import KEPT, LIMITED, MOVED, NO_ROOM, RoomStore, VoteRecord
 
 #: A room ends this long after its last activity (s): a lesson's length and then some.
 IDLE_SECONDS = 2 * 3600
 #: An ended room still tells late learners so, for this long (s).
 ENDED_SECONDS = 600
+#: What the instructor's actions on an ended class say.
+ENDED = "This class has ended: start a new class to go on."
 #: A learner's page counts as connected this long after it was last seen (s).
 SEEN_SECONDS = 30
 MAX_SETTINGS_TEXT = 2000
@@ -52,38 +65,13 @@ class Limit:
     window: float
 
 
-#: Rate limits, per learner (votes, joins) or per address (failed codes, new rooms).
+#: Rate limits, per learner (votes, joins) or per address (failed codes, new rooms,
+#: new learners: a lecture hall of 1,000 behind one address joins within the last).
 VOTE_LIMIT = Limit(20, 10.0)
 JOIN_LIMIT = Limit(30, 60.0)
+NEW_LEARNER_LIMIT = Limit(1000, 600.0)
 UNKNOWN_CODE_LIMIT = Limit(10, 60.0)
 NEW_ROOM_LIMIT = Limit(30, 3600.0)
-
-
-class ClassError(Exception):
-    """Something a page asked for that is refused; ``message`` says why, at ``field``."""
-
-    status = 400
-
-    def __init__(self, message: str, field: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-
-
-class NotFound(ClassError):
-    status = 404
-
-
-class Forbidden(ClassError):
-    status = 403
-
-
-class RateLimited(ClassError):
-    status = 429
-
-
-class WrongPhase(ClassError):
-    status = 409
 
 
 def _number_text(v: float) -> str:
@@ -98,8 +86,11 @@ class Classroom:
         store: RoomStore,
         idle_seconds: float = IDLE_SECONDS,
         clock: Callable[[], float] = time.time,
+        secret: str = "",
     ) -> None:
         self.store = store
+        #: Signs learner ids (the store's, so that every backend accepts them).
+        self.secret = secret or new_secret()
         self.idle_seconds = idle_seconds
         self.clock = clock
         self._ballots: dict[str, Ballot] = {}
@@ -152,6 +143,17 @@ class Classroom:
             raise Forbidden("This page's link does not open that class.")
         return found, room
 
+    def learner(self, code: str, cookie: object) -> str | None:
+        """The learner a cookie names if this server signed it for room ``code``; else None."""
+        return signed_learner(self.secret, code, cookie)
+
+    async def new_learner(self, code: str, address: str = "") -> str:
+        """A new learner of room ``code``: their signed cookie (rate-limited per address)."""
+        limit = NEW_LEARNER_LIMIT
+        if not await self.store.hit(f"learner:{address}", limit.count, limit.window):
+            raise RateLimited("Too many people joined from this address: wait a few minutes.")
+        return sign_learner(self.secret, code, new_learner_id())
+
     async def join(self, code: str, learner: str) -> dict[str, str]:
         """A learner's page connects to a room (rate-limited per learner)."""
         room = await self.store.get_room(code)
@@ -198,6 +200,8 @@ class Classroom:
     ) -> dict[str, str]:
         """Open voting on a question about a widget with these settings (URL keys)."""
         code, room = await self.instructor_room(code, key)
+        if room["phase"] == "ended":
+            raise WrongPhase(ENDED)
         if room["phase"] != "waiting":
             raise WrongPhase("Voting is already open: Reveal, then Next round.")
         if not isinstance(widget, str) or widget not in CLASS_WIDGETS:
@@ -246,7 +250,9 @@ class Classroom:
         """Close voting and freeze the round's distribution (votes after this are refused)."""
         code, room = await self.instructor_room(code, key)
         if room["phase"] not in ("voting", "closing"):
-            raise WrongPhase("There is no open vote to reveal.")
+            raise WrongPhase(
+                ENDED if room["phase"] == "ended" else "There is no open vote to reveal."
+            )
         r = room["round"]
         if room["phase"] == "voting":
             # From here on no vote is kept, so the distribution read next is final.
@@ -276,13 +282,17 @@ class Classroom:
         """``changes`` to a revealed round; WrongPhase with ``refusal`` in any other phase."""
         code, room = await self.instructor_room(code, key)
         if room["phase"] != "revealed":
-            raise WrongPhase(refusal)
+            raise WrongPhase(ENDED if room["phase"] == "ended" else refusal)
         return await self._move(code, {"phase": "revealed", "round": room["round"]}, changes)
 
     async def end(self, code: str, key: object) -> dict[str, str]:
         """End the class; late pages are told so for a while, then it is gone."""
         code, room = await self.instructor_room(code, key)
-        return await self._move(code, {"key": room["key"]}, {"phase": "ended"}, ENDED_SECONDS)
+        if room["phase"] == "ended":
+            # Ending it again would renew its lifetime: it keeps the one it has.
+            raise WrongPhase(ENDED)
+        expect = {"key": room["key"], "phase": room["phase"], "round": room["round"]}
+        return await self._move(code, expect, {"phase": "ended"}, ENDED_SECONDS)
 
     # -- learners --------------------------------------------------------------------------
 
@@ -299,8 +309,10 @@ class Classroom:
             except ValueError as exc:
                 raise ClassError(str(exc), "prediction") from None
             outcome = await self.store.cast_vote(
-                code, ballot.round_no, ballot.opened, learner, value,
-                self.idle_seconds, VOTE_LIMIT.count, VOTE_LIMIT.window,
+                VoteRecord(
+                    code, ballot.round_no, ballot.opened, learner, value,
+                    self.idle_seconds, VOTE_LIMIT.count, VOTE_LIMIT.window,
+                )
             )  # fmt: skip
             if outcome == KEPT:
                 return value

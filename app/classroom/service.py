@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
+from .errors import ClassError, StoreDown
 from .hub import Hub
 from .memory_store import MemoryStore
 from .rooms import IDLE_SECONDS, Classroom
 from .store import RoomStore
+
+log = logging.getLogger("overlap-lab.classroom")
 
 
 class ClassService:
@@ -29,7 +33,7 @@ class ClassService:
     async def _start(self) -> tuple[Classroom, Hub]:
         store = self._make_store()
         await store.start()
-        classroom = Classroom(store, self.idle_seconds)
+        classroom = Classroom(store, self.idle_seconds, secret=await store.learner_secret())
         return classroom, Hub(classroom)
 
     async def get(self) -> tuple[Classroom, Hub]:
@@ -38,9 +42,12 @@ class ClassService:
             self._ready = asyncio.ensure_future(self._start())
         try:
             return await asyncio.shield(self._ready)
-        except Exception:
+        except Exception as exc:
             self._ready = None  # try again on the next request (Redis was not up yet)
-            raise
+            if isinstance(exc, ClassError):
+                raise
+            log.warning("classroom: the class store could not start (%s)", type(exc).__name__)
+            raise StoreDown() from None
 
 
 _SERVICE: ClassService | None = None
@@ -51,6 +58,12 @@ def configure(redis_url: str = "", prefix: str = "") -> ClassService:
     global _SERVICE
     if _SERVICE is None or _SERVICE.redis_url != redis_url or _SERVICE.prefix != prefix:
         _SERVICE = ClassService(redis_url, prefix)
+        if redis_url:
+            from .redis_store import persistence_warning
+
+            warning = persistence_warning(redis_url)
+            if warning:
+                log.warning("classroom: %s", warning)
     return _SERVICE
 
 

@@ -14,14 +14,26 @@ have been missed (the store reconnected), so listeners read everything again.
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+
+from .errors import STORE_DOWN
 
 #: A listener of store events: ``(code, kind)``.
 EventListener = Callable[[str, str], None]
 #: The code of an event that concerns every room.
 EVERY_ROOM = "*"
 RESYNC = "resync"
+#: The kind of the event that says the store stopped answering.
+DOWN = "down"
+#: What the instructor's page says of a store that a restart would empty.
+NOT_KEPT = (
+    "The class store keeps nothing over a restart (Redis without appendonly yes): "
+    "if it restarts, this class is lost."
+)
+log = logging.getLogger("overlap-lab.classroom")
 
 #: What :meth:`RoomStore.cast_vote` did: kept the vote, or found no room, another
 #: round (or another room under the same code), voting closed, or the learner over
@@ -29,11 +41,60 @@ RESYNC = "resync"
 KEPT, NO_ROOM, MOVED, CLOSED, LIMITED = "kept", "no room", "moved", "closed", "limited"
 
 
+@dataclass(frozen=True)
+class VoteRecord:
+    """One learner's vote as the store keeps it, with the rules it is kept under.
+
+    ``round_no`` and ``opened`` name the round the vote was cast for; the room's
+    keys are renewed for ``ttl`` seconds; the learner may cast ``limit`` votes
+    within ``window`` seconds.
+    """
+
+    code: str
+    round_no: int
+    opened: str
+    learner: str
+    value: float
+    ttl: float
+    limit: int
+    window: float
+
+    @property
+    def field(self) -> str:
+        """The vote's field in the room's votes (:func:`vote_field`)."""
+        return vote_field(self.round_no, self.learner)
+
+
 class RoomStore(ABC):
     """Rooms, votes, connected learners, rate limits and change events."""
 
+    #: Whether the store answered its last call (a store in this process always does).
+    available = True
+    #: Whether a restart of the store keeps its rooms: False if it would lose them,
+    #: None if the store would not say.
+    durable: bool | None = True
+
     def __init__(self) -> None:
         self._listeners: list[EventListener] = []
+
+    def notices(self) -> list[str]:
+        """What the instructor's page must say about the store now, if anything."""
+        found = [] if self.available else [f"{STORE_DOWN}."]
+        if self.durable is False:
+            found.append(NOT_KEPT)
+        return found
+
+    def _set_available(self, available: bool, reason: str = "") -> None:
+        """The store answers again, or not (``reason``): say so once, in the log and to pages."""
+        if available == self.available:
+            return
+        self.available = available
+        if available:
+            log.warning("classroom: the class store answers again; pages catch up")
+            self._deliver(EVERY_ROOM, RESYNC)
+        else:
+            log.warning("classroom: the class store does not answer (%s); votes are paused", reason)
+            self._deliver(EVERY_ROOM, DOWN)
 
     def on_event(self, listener: EventListener) -> None:
         """Call ``listener(code, kind)`` for every event any process publishes."""
@@ -48,6 +109,10 @@ class RoomStore(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Disconnect."""
+
+    @abstractmethod
+    async def learner_secret(self) -> str:
+        """The secret that signs learner ids: the same for every process using this store."""
 
     @abstractmethod
     async def create_room(self, code: str, fields: Mapping[str, str], ttl: float) -> bool:
@@ -67,23 +132,13 @@ class RoomStore(ABC):
         """
 
     @abstractmethod
-    async def cast_vote(
-        self,
-        code: str,
-        round_no: int,
-        opened: str,
-        learner: str,
-        value: float,
-        ttl: float,
-        limit: int,
-        window: float,
-    ) -> str:
+    async def cast_vote(self, vote: VoteRecord) -> str:
         """Keep (or replace) a learner's vote in one atomic step, and announce ``votes``.
 
-        In order: NO_ROOM if there is no such room; MOVED unless it is round
-        ``round_no`` opened at ``opened``; CLOSED unless it is voting; LIMITED once
-        the learner has cast ``limit`` votes within ``window`` seconds; else KEPT,
-        with the room's expiry renewed.
+        In order: NO_ROOM if there is no such room; MOVED unless it is the vote's
+        round (``round_no`` opened at ``opened``); CLOSED unless it is voting;
+        LIMITED once the learner has cast ``limit`` votes within ``window`` seconds;
+        else KEPT, with the room's expiry renewed for ``ttl``.
         """
 
     @abstractmethod

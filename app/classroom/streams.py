@@ -13,16 +13,18 @@ import logging
 from tornado.iostream import StreamClosedError
 
 from .codes import normalize_code
-from .handlers import ClassHandler
+from .errors import ClassError
+from .handlers import NOT_A_LEARNER, ClassHandler
 from .hub import Listener
 from .qr import qr_svg
-from .rooms import ClassError
 from .round_file import revealed_states
 from .views import instructor_view, learner_view
 
 log = logging.getLogger("overlap-lab.classroom")
 #: A comment line keeps each stream's connection (and every proxy on the way) alive (s).
 KEEPALIVE = 15.0
+#: How soon a learner's page asks for its events again while the store is away (ms).
+RETRY_MS = 2000
 
 
 class Stream(ClassHandler, Listener):
@@ -78,16 +80,22 @@ class LearnerEvents(Stream):
 
     async def get(self, typed: str) -> None:
         classroom, hub = await self.service.get()
-        code, learner = normalize_code(typed), self.learner_id()
-        if code is None or learner is None:
-            self.reply({"ok": False, "message": "Open the class's page again."}, 403)
+        code = normalize_code(typed)
+        learner = self.learner_id(classroom, code)
+        if learner is None:
+            # The same answer whether or not a class has this code (see Vote).
+            self.reply({"ok": False, "message": NOT_A_LEARNER}, 403)
             return
         try:
             room = await classroom.join(code, learner)
         except ClassError as exc:
-            if exc.status == 404:
+            if exc.status in (404, 503):
+                # Ended; or the store is away, and the page tries again in a moment.
                 self.start_stream()
-                self.send({"phase": "ended"})
+                if exc.status == 404:
+                    self.send({"phase": "ended"})
+                else:
+                    self.write(f"retry: {RETRY_MS}\n\n")
                 self.finish()
                 return
             self.refuse(exc)
@@ -139,7 +147,7 @@ class TeachStream(Stream):
         except ClassError as exc:
             self.refuse(exc)
             return
-        self.code = code
+        self.code, self.store = code, classroom.store
         join = f"{self.origin()}/class/{code}"
         self.extra = {"join_url": join, "entry_url": f"{self.origin()}/class", "qr": qr_svg(join)}
         self.start_stream()
@@ -160,4 +168,9 @@ class TeachStream(Stream):
         )
         if view.get("phase") != "ended":
             view.update(self.extra)
+            view["notices"] = self.store.notices()
         self.send(view)
+
+    def store_down(self) -> None:
+        if self._last is not None and self._last.get("phase") != "ended":
+            self.send({**self._last, "notices": self.store.notices()})

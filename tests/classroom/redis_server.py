@@ -35,6 +35,8 @@ class RedisServer:
     port: int
     directory: Path
     process: subprocess.Popen | None = None
+    #: Debian's default is "no": a restart then loses everything written since the last save.
+    appendonly: bool = True
 
     @property
     def url(self) -> str:
@@ -43,7 +45,8 @@ class RedisServer:
     def start(self) -> None:
         command = [
             redis_path(), "--port", str(self.port), "--bind", "127.0.0.1",
-            "--dir", str(self.directory), "--appendonly", "yes", "--appendfsync", "always",
+            "--dir", str(self.directory), "--appendfsync", "always",
+            "--appendonly", "yes" if self.appendonly else "no",
             "--save", "", "--daemonize", "no", "--protected-mode", "yes",
         ]  # fmt: skip
         self.process = subprocess.Popen(
@@ -83,7 +86,7 @@ class RedisServer:
 
 
 @contextlib.contextmanager
-def running_redis(directory: Path) -> Iterator[RedisServer]:
+def running_redis(directory: Path, appendonly: bool = True) -> Iterator[RedisServer]:
     """redis-server on a free loopback port with its data in ``directory``, stopped on exit."""
     if not Path(redis_path()).exists():
         raise RuntimeError(
@@ -91,7 +94,7 @@ def running_redis(directory: Path) -> Iterator[RedisServer]:
             "(apt-get install redis-server, or set OVERLAP_LAB_REDIS)"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    server = RedisServer(free_port(), directory)
+    server = RedisServer(free_port(), directory, appendonly=appendonly)
     server.start()
     try:
         yield server

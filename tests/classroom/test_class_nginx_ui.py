@@ -99,3 +99,5 @@ def test_a_round_across_two_backends_survives_a_backend_killed_mid_round(browser
         assert shown(first, "yours") == "5 ms" and shown(second, "yours") == "22 ms"
         log = (balancer.runtime / "access.log").read_text(encoding="utf-8")
         assert code not in log and "/class/..." in log
+        # Nor in nginx's error log, though the kill cut the learners' streams.
+        assert code not in balancer.error_log() and "/class/" not in balancer.error_log()

@@ -85,6 +85,10 @@ export function instructor() {
 
   const render = (v) => {
     view = v;
+    // The store unreachable, or one that a restart would empty: said until it is not so.
+    const notices = v.notices || [];
+    $("store-status").replaceChildren(...notices.map((text) => el("p", {}, text)));
+    $("store-status").hidden = !notices.length;
     if (v.phase === "ended") {
       status.textContent = "This class has ended.";
       for (const b of document.querySelectorAll("button")) b.disabled = true;
