@@ -28,7 +28,12 @@ def texts(lesson) -> list[str]:
 
 
 def links() -> list[tuple[str, str]]:
-    return [(name, m) for name, lesson in LESSONS.items() for t in texts(lesson) for m in LINK.findall(t)]
+    return [
+        (name, m)
+        for name, lesson in LESSONS.items()
+        for t in texts(lesson)
+        for m in LINK.findall(t)
+    ]
 
 
 def test_a_heading_anchor_is_its_words() -> None:

@@ -49,7 +49,7 @@ def test_the_table_is_read_whole() -> None:
 
 
 def place_exists(kind: str, target: str) -> str:
-    """"" if the place exists, else why not."""
+    """ "" if the place exists, else why not."""
     if kind == "lesson":
         name, _, anchor = target.partition("#")
         if name not in LESSONS:
