@@ -520,7 +520,7 @@ def test_a_link_to_a_lesson_section_opens_at_that_section(page: Page, server: st
     page.wait_for_function("() => window.scrollY > 0")
     top = heading.evaluate("h => h.getBoundingClientRect().top")
     assert 0 <= top < 80, f"the section's heading is at {top} px, not at the top"
-    page.get_by_role("link", name="last section").click()
+    page.get_by_role("link", name="the next section").click()
     below = page.get_by_role("heading", name="find_unused_parameters=True: no first-iteration")
     page.wait_for_function(
         "h => Math.abs(h.getBoundingClientRect().top) < 80", arg=below.element_handle()
