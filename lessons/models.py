@@ -89,7 +89,35 @@ def _queue_names(settings: dict[str, object]) -> dict[str, object]:
         "drain_time": segment.drain_time,
         "trend": segment.trend,
         "length_at": lambda t: float(queue.length_at(t)),
+        "edited": lambda t, **rates: _queue_names_after_edit(settings, t, rates),
     }
+
+
+def _queue_names_after_edit(
+    settings: dict[str, object], t: float, rates: dict[str, float]
+) -> dict[str, object]:
+    """The queue's names once a run has reached ``t`` and a rate was edited there, as a
+    learner's edit does it: elapsed time kept, a new segment from the length at ``t``."""
+    queue = FluidQueue(**settings)
+    queue.clock.elapsed = float(t)
+    queue.param.update(**rates)
+    segment = queue.segment
+    return _Names(
+        arrival=queue.arrival,
+        service=queue.service,
+        segment_start=segment.start,
+        segment_length=segment.length,
+        net_rate=segment.net_rate,
+        drain_time=segment.drain_time,
+        trend=segment.trend,
+        length_at=lambda u: float(queue.length_at(u)),
+    )
+
+
+class _Names(dict):
+    """Names read as attributes (``edited(4, arrival=1).drain_time``)."""
+
+    __getattr__ = dict.__getitem__
 
 
 #: Properties of ``RankSchedule`` and of ``RanksResult`` (with a timeline) offered by name.

@@ -47,6 +47,8 @@ names (no other Python; ``lessons.models`` computes them):
   ``DDP_FIRST_BUCKET_MIB``, ``MB_PER_MIB``, ``LATENCY_SHARE``;
 - queue lab: ``arrival``, ``service``, ``initial``, ``prediction_time``,
   ``segment_start`` (0 after a Reset), ``net_rate``, ``drain_time``, ``trend`` and ``length_at(t)``;
+  ``edited(t, arrival=...)`` the same names (and ``segment_length``) once a run reached ``t``
+  and a rate was edited there;
 - ranks: each ``RanksConfig`` setting by name and ``config``; ``result``
   (the ``RanksResult``) and each of its fields (``transfer_ms``,
   ``bucket_size_mb``, ``ring_ranks``, ...), ``n_buckets``, ``step_time``,

@@ -86,7 +86,7 @@ def lesson_page(lesson: Lesson, lessons: list[Lesson], live: str, nav: bool = Tr
     """A lesson with its widgets in their slots and its experiment buttons."""
     path = f"lessons/{lesson.name}/index.html"
     links = lesson_nav(lesson, lessons, "../..") if nav else ""
-    text, blocks, _ = lesson_html(lesson, links)
+    text, blocks, _ = lesson_html(lesson, links, "../..")
     names = tuple(block.widget for block in blocks)
     body = copy_note(live) + f'<div class="ol-lesson ol-prose">{text}</div>'
     return Page(path, lesson.title, html.escape(lesson.summary), body, names)

@@ -14,6 +14,7 @@ import panel as pn
 from markdown_it import MarkdownIt
 
 from lessons import Experiment, Lesson, Numbers, Prose, Question, WidgetBlock
+from lessons.anchors import ANCHORED, heading_anchor
 from widgets.common.component import WidgetComponent
 from widgets.registry import WIDGETS
 
@@ -22,6 +23,17 @@ from .page import page
 
 # Tables as lessons write them (GitHub style); raw HTML stays off.
 _markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def _heading_open(self, tokens, idx, options, env) -> str:
+    # A section's heading carries its anchor (lessons.anchors), for links to it.
+    token = tokens[idx]
+    if token.tag in ANCHORED:
+        token.attrSet("id", heading_anchor(tokens[idx + 1].content))
+    return self.renderToken(tokens, idx, options, env)
+
+
+_markdown.add_render_rule("heading_open", _heading_open)
 
 PROSE_WIDTH = 820
 
@@ -115,14 +127,20 @@ def experiment_html(block: Experiment, number: int) -> str:
     )
 
 
-def lesson_html(lesson: Lesson, nav: str = "") -> tuple[str, list[WidgetBlock], list[Experiment]]:
-    """The lesson as one piece of HTML with a slot per widget, its widgets and experiments."""
+def lesson_html(
+    lesson: Lesson, nav: str = "", prefix: str = ""
+) -> tuple[str, list[WidgetBlock], list[Experiment]]:
+    """The lesson as one piece of HTML with a slot per widget, its widgets and experiments.
+
+    A lesson links another by its route (``/lessons/NAME#anchor``); ``prefix`` is put
+    before it (the server's URL prefix, or the way up to a static copy's root).
+    """
     widgets: list[WidgetBlock] = []
     experiments: list[Experiment] = []
     parts = [nav]
     for kind, item in _segments(lesson):
         if kind == "html":
-            parts.append(item)
+            parts.append(item.replace('href="/lessons/', f'href="{prefix}/lessons/'))
         elif kind == "widget":
             parts.append(f'<div class="ol-widget-slot" data-widget="{len(widgets)}"></div>')
             widgets.append(item)
@@ -142,7 +160,7 @@ def lesson_body(
     ``lessons`` is the course in order, for the navigation.
     """
     nav = lesson_nav(lesson, lessons, prefix) if lesson in lessons else ""
-    text, blocks, experiments = lesson_html(lesson, nav)
+    text, blocks, experiments = lesson_html(lesson, nav, prefix)
     views: list[WidgetComponent] = []
     by_block: dict[int, WidgetComponent] = {}
     index = {id(b): i for i, b in enumerate(lesson.blocks)}

@@ -36,11 +36,35 @@ class LessonView(JSComponent):
         const view = widgets[Number(slot.dataset.widget)];
         if (view) slot.append(view);
       }
+      // The lesson sits in a shadow root, where the browser does not follow "#anchor"
+      // by itself: scroll to a heading named by the address or by a link on this page.
+      const show = (hash) => {
+        const id = decodeURIComponent(hash.slice(1));
+        const target = id && root.querySelector(`[id="${CSS.escape(id)}"]`);
+        if (target) target.scrollIntoView({ block: "start" });
+        return Boolean(target);
+      };
       root.addEventListener("click", (event) => {
         const button = event.target.closest("button[data-experiment]");
         if (button) model.send_msg({ experiment: Number(button.dataset.experiment) });
+        const link = event.target.closest("a[href]");
+        const url = link && new URL(link.href, location.href);
+        if (url && url.pathname === location.pathname && url.hash && show(url.hash)) {
+          event.preventDefault();
+          history.replaceState(null, "", url.hash);
+        }
       });
       el.append(root);
+      if (location.hash) {
+        // Again once the widgets above the heading have drawn, unless the reader moved.
+        let moved = false;
+        const stop = () => { moved = true; };
+        for (const kind of ["wheel", "touchstart", "keydown"]) {
+          window.addEventListener(kind, stop, { once: true, passive: true });
+        }
+        requestAnimationFrame(() => show(location.hash));
+        setTimeout(() => { if (!moved) show(location.hash); }, 1200);
+      }
     }
     """
 

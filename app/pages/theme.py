@@ -54,7 +54,7 @@ PROSE_CSS = f"""
 h2 {{ font-size: 21px; margin: 22px 0 6px 0; }}
 h3 {{ font-size: 17px; margin: 16px 0 4px 0; }}
 code {{ background: {CODE_BACKGROUND}; color: {INK} !important; padding: 1px 4px;
-  border-radius: 4px; font-size: 14px; }}
+  border-radius: 4px; font-size: 14px; overflow-wrap: anywhere; }}
 a {{ color: {LINK}; }}
 .ol-question {{ border: 1px solid {BORDER}; border-left: 4px solid {PURPLE}; border-radius: 6px;
   padding: 8px 12px; background: #fff; }}

@@ -9,8 +9,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from app.pages.lesson_page import lesson_nav
+from app.pages.lesson_page import lesson_html, lesson_nav
 from lessons import load_lessons
+from lessons.anchors import lesson_anchors
 
 COURSE = list(load_lessons().values())
 
@@ -69,3 +70,13 @@ def test_each_lesson_links_the_index_and_its_neighbours(number: int, prefix: str
         after = COURSE[number]
         expected.append((f"{prefix}/lessons/{after.name}", "next", f"Next: {after.title} →"))
     assert nav.links == expected
+
+
+def test_headings_carry_their_anchors_and_lesson_links_their_prefix() -> None:
+    lessons = load_lessons()
+    text, _, _ = lesson_html(lessons["order-matters"])
+    for anchor in lesson_anchors(lessons["order-matters"]):
+        assert f'id="{anchor}"' in text
+    text, _, _ = lesson_html(lessons["overlapping-communication"], prefix="/lab")
+    assert 'href="/lab/lessons/order-matters#the-first-iteration-and-the-bucket-rebuild"' in text
+    assert 'href="/lessons/' not in text

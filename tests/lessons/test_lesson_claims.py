@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from lessons import Prose, load_lessons
+from lessons import Experiment, Prose, load_lessons
 from widgets.registry import WIDGETS
 
 NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
@@ -58,3 +58,40 @@ def test_a_prediction_is_asked_before_its_answer_is_shown() -> None:
                     f"{name}: a prediction is answered by a table in the same prose"
                 )
     assert asked, "no lesson asks for a prediction: this test checks nothing"
+
+
+QUOTE = re.compile(r"\"([^\"]*\d[^\"]*)\"")
+
+
+def _quoted_readouts():
+    """(lesson, experiment, quoted text) for each quotation with a number that follows a
+    bucket timeline experiment in its prose: what the lesson says a readout reads."""
+    found = []
+    for name, lesson in LESSONS.items():
+        current = None
+        for block in lesson.blocks:
+            if isinstance(block, Experiment):
+                target = lesson.blocks[block.target]
+                current = block if target.widget == "bucket-timeline" else None
+            elif isinstance(block, Prose) and current is not None:
+                for text in QUOTE.findall(block.text):
+                    # The sweep chart's title is drawn in the page (tests/ui checks it).
+                    if not text.startswith("Best: "):
+                        found.append((name, current, text))
+    return found
+
+
+QUOTED = _quoted_readouts()
+
+
+def test_the_lessons_quote_readouts() -> None:
+    assert any("last transfer alone" in q for _, _, q in QUOTED), QUOTED
+
+
+@pytest.mark.parametrize(
+    ("name", "experiment", "quoted"), QUOTED, ids=[f"{n}:{q[:30]}" for n, _, q in QUOTED]
+)
+def test_a_quoted_readout_is_what_the_widget_reads(name, experiment, quoted) -> None:
+    readouts = WIDGETS["bucket-timeline"].create(**experiment.settings).drawn_state["readouts"]
+    shown = {text for value, note in readouts.values() for text in (value, note)}
+    assert quoted in shown, f"{name} quotes “{quoted}” after “{experiment.label}”; shown: {shown}"

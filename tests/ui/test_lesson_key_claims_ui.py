@@ -80,3 +80,57 @@ def test_every_glyph_a_lesson_names_is_in_its_widgets_key(
     shapes = {(d["shape"], d["filled"]) for d in drawn}
     missing = sorted(g for g in glyphs if GLYPHS[g] not in shapes)
     assert not missing, f"{lesson} names {missing}; its widgets' keys draw {sorted(shapes)}"
+
+
+#: Every text the widget's charts draw (titles, lane names, bar labels).
+CHART_TEXTS_JS = (
+    "() => {"
+    + FIND_WIDGET_JS
+    + """
+  return [...widget.querySelectorAll(".ol-figure svg text, .ol-chart svg text")]
+    .map((t) => t.textContent);
+}
+"""
+)
+QUOTED = re.compile(r"\"([^\"]+)\"")
+
+
+def quotes(lesson: str, starting: str) -> list[str]:
+    """The quotations in a lesson's prose that start with ``starting``."""
+    return [
+        q
+        for b in LESSONS[lesson].blocks
+        if isinstance(b, Prose)
+        for q in QUOTED.findall(b.text)
+        if q.startswith(starting)
+    ]
+
+
+def test_the_sweep_chart_lesson_1_names_is_titled_as_drawn(page: Page, server: str, ui) -> None:
+    named = quotes("overlapping-communication", "Best: ")
+    assert named, "lesson 1 names the sweep chart by no title"
+    ui.open_widget(page, f"{server}/bucket-timeline?preset=Overlap%20works")
+    drawn = page.evaluate(CHART_TEXTS_JS)
+    assert set(named) <= set(drawn), f"lesson 1 names {named}; the charts draw {drawn}"
+
+
+def test_the_order_wait_lane_and_bar_lesson_3_names_are_drawn(page: Page, server: str, ui) -> None:
+    lesson = "\n".join(b.text for b in LESSONS["order-matters"].blocks if isinstance(b, Prose))
+    assert "**Order wait**" in lesson
+    labels = quotes("order-matters", "waiting for bucket 0") + quotes("order-matters", "for 0")
+    assert labels, "lesson 3 quotes no label of the order-wait bar"
+    ui.open_widget(page, f"{server}/bucket-timeline?preset=Reordered%20module")
+    page.get_by_role("button", name="Play").click()
+    # Bar labels are drawn once the playhead has passed the bar (bucket 1 waits 10-14 ms).
+    page.wait_for_function(
+        "(labels) => {"
+        + FIND_WIDGET_JS
+        + """
+  return [...widget.querySelectorAll(".ol-chart svg text")]
+    .some((t) => labels.includes(t.textContent));
+}""",
+        arg=labels,
+        timeout=30_000,
+    )
+    drawn = page.evaluate(CHART_TEXTS_JS)
+    assert "Order wait" in drawn, f"no Order wait lane among {drawn}"

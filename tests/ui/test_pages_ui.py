@@ -508,3 +508,21 @@ def test_no_horizontal_scroll_in_a_360px_iframe(page: Page, embedding, route: st
     assert ok, f"{route} scrolls sideways in a 360 px iframe: {widths[0]} > {widths[1]}"
     ok, widths = _fits(page)
     assert ok, f"the course page around {route} scrolls sideways: {widths[0]} > {widths[1]}"
+
+
+def test_a_link_to_a_lesson_section_opens_at_that_section(page: Page, server: str, ui) -> None:
+    # The lesson sits in a shadow root: the page itself scrolls to the heading the
+    # address names, and follows a link to another section from a lesson's prose.
+    open_route(
+        page, ui, f"{server}/lessons/order-matters#the-first-iteration-and-the-bucket-rebuild"
+    )
+    heading = page.get_by_role("heading", name="The first iteration and the bucket rebuild")
+    page.wait_for_function("() => window.scrollY > 0")
+    top = heading.evaluate("h => h.getBoundingClientRect().top")
+    assert 0 <= top < 80, f"the section's heading is at {top} px, not at the top"
+    page.get_by_role("link", name="the next section").click()
+    below = page.get_by_role("heading", name="find_unused_parameters=True: no first-iteration")
+    page.wait_for_function(
+        "h => Math.abs(h.getBoundingClientRect().top) < 80", arg=below.element_handle()
+    )
+    assert page.url.endswith("#find-unused-parameters-true-no-first-iteration-bucket-no-rebuild")
