@@ -4,7 +4,10 @@ Times are ms from ``t0``, the start of backward on the rank that started it last
 (the rank every collective waits for at first). For iteration i:
 
 - a bucket's **launch** is the latest ``issue`` over ranks; the rank that issued
-  it last **defined its readiness**;
+  it last **defined its readiness** - on a GPU trace (device times) the rank
+  whose gradients for it were ready last on the device instead: the host runs
+  ahead of the device, so the host that issued last need not be the device
+  that finished last;
 - its **end** is the latest ``complete`` over ranks. Gloo runs up to two
   all-reduces at once, so a bucket can complete before the one launched before
   it. The model's link serves one at a time, in bucket order; its equivalent
@@ -87,7 +90,7 @@ def measure(trace: Trace) -> Measured:
         backward_end=backward_end,
         bucket_ready=bucket_ready,
         bucket_launch=launch,
-        bucket_defining_rank=np.argmax(issue, axis=1),
+        bucket_defining_rank=np.argmax(bucket_ready if trace.device_times else issue, axis=1),
         bucket_start=start,
         bucket_end=end,
         link_end=link_end,

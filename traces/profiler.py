@@ -20,20 +20,23 @@ kernels' device times on the host's clock):
   noted and its step kept. A step is left out only for its own buckets (one
   whose run is missing) or for having none; a file with no step left says
   what the run is instead (``profiler_runs``);
-- **backward compute**: on GPUs the kernels on streams no collective runs on,
-  launched between the end of forward and the optimizer (by their launch's
-  ``correlation``; by device time where a kernel has none); on the CPU the ops
-  of the autograd engine (``autograd::engine::evaluate_function: ...``) in that
-  window, each cut where it launches a collective (what follows in the same op
-  is DDP's bookkeeping, not backward). **Backward end** is the end of the last;
+- **forward**: from the first ``DistributedDataParallel.forward`` to the end
+  of the outermost (a model holding several DDP modules, nested or side by
+  side, has several ranges per step);
+- **backward compute**: what autograd's engine launched in the step
+  (``profiler_backward``): on GPUs the compute kernels launched from the
+  engine's thread, so AMP's unscale, clipping and the optimizer on the main
+  thread are not backward; on the CPU the engine's ops, each cut where it
+  launches a collective. **Backward end** is the end of the last;
 - **communication end** the end of the last bucket's all-reduce, **exposed tail**
   ``max(0, communication end - backward end)``, **step** from the start of
   forward to the end of the optimizer (or of the step's last device activity if
   later), **overlap** the share of the buckets' all-reduce time (their union)
   during which backward compute runs;
-- **gradient readiness**: the ends of ``torch::autograd::AccumulateGrad`` ops in
-  backward, approximate (a host time, and on GPUs a launch, not the device
-  finishing) and not tied to parameter names; a profile without them says so;
+- **gradient readiness** (``AccumulateGrad`` ops, not tied to parameter
+  names; a profile without them says so) and **bucket readiness**, by the
+  same rule: on GPUs when the kernel that produced the gradient ends on the
+  device, not when the host issued it;
 - **metadata**: ``distributedInfo`` (backend, world size, rank, NCCL version),
   ``deviceProperties`` (GPU names) and whatever versions the file names, and
   whether the times are device or host times.
@@ -42,20 +45,21 @@ Reading is ``profiler_read`` (streamed, size-limited, data only);
 ``profiler_events`` keeps only the events above, as small tuples, so memory
 follows what is kept; ``profiler_match`` ties launches to what ran them,
 ``profiler_sizes`` gives their bytes and ``profiler_steps`` holds the result.
-This module cuts the kept events into steps and ranks.
+This module cuts the kept events into ranks (a merged file by its ``args.rank``
+marks) and steps; ``profiler_ranks`` puts every rank's files together.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from .intervals import merge
-from .profiler_events import EventCollector, file_metadata
+from .profiler_backward import BackwardIndex
+from .profiler_events import EventCollector, RankedEvents, file_metadata
 from .profiler_match import pair_launches, run_times
 from .profiler_read import MAX_PROFILE_BYTES, MAX_UNCOMPRESSED_BYTES, ProfileError, read_events
 from .profiler_runs import no_steps_message
@@ -84,17 +88,63 @@ def read_profile(
 ) -> RankProfile:
     """Read one rank's profile file (``.json`` or ``.json.gz``, or its bytes).
 
-    Raises ``ProfileError`` for a file that can't be read (see ``profiler_read``),
-    and for one without a DDP step to import, saying what the run is instead
+    Raises ``ProfileError`` as ``read_profiles`` does, and for a file holding
+    several ranks (import it with ``import_profiles``).
+    """
+    found = read_profiles(source, name=name, max_bytes=max_bytes, max_uncompressed=max_uncompressed)
+    if len(found) > 1:
+        label = name or (Path(source).name if not isinstance(source, bytes) else "profile")
+        raise ProfileError(
+            f"{label}: holds {len(found)} ranks ({', '.join(str(r.rank) for r in found)}); "
+            "import it with the other files of its run, not as one rank"
+        )
+    return found[0]
+
+
+def read_profiles(
+    source: str | Path | bytes,
+    *,
+    name: str | None = None,
+    max_bytes: int = MAX_PROFILE_BYTES,
+    max_uncompressed: int = MAX_UNCOMPRESSED_BYTES,
+) -> list[RankProfile]:
+    """Every rank a profile file holds: one, or each rank of a merged file, by rank.
+
+    A merged file (TraceLens: ``args.rank`` on every event) is split by those
+    marks, each rank named ``FILE (rank R)``. Raises ``ProfileError`` for a file
+    that can't be read (see ``profiler_read``), for one that repeats a
+    ``ProfilerStep#N`` without rank marks (several processes merged), and for a
+    rank without a DDP step to import, saying what the run is instead
     (``profiler_runs``). A collective that is not a bucket and whose run is not
     found is noted, never fatal; unknown sizes are None and noted.
     """
     label = name or (Path(source).name if not isinstance(source, bytes) else "profile")
-    got = EventCollector(label)
+    got = RankedEvents(label)
     top = read_events(
         source, got, name=label, max_bytes=max_bytes, max_uncompressed=max_uncompressed
     )
     meta = file_metadata(top)
+    collectors = got.collectors()
+    if len(collectors) > 1:
+        meta.pop("rank", None)  # the file's own rank, if any, is not every rank's
+        return [rank_profile(c.name, c, {**meta, "rank": r}) for r, c in collectors.items()]
+    [(rank, only)] = collectors.items()
+    numbers = Counter(n for n, _, _ in only.steps)
+    repeated = sorted(n for n, k in numbers.items() if k > 1)
+    if repeated:
+        raise ProfileError(
+            f"{label}: holds ProfilerStep#{repeated[0]} {numbers[repeated[0]]} times "
+            f"(on threads {', '.join(map(str, sorted(only.step_threads, key=str)[:8]))}), "
+            "so several processes' profiles merged without rank marks (args.rank); "
+            "give one file per rank"
+        )
+    if rank is not None and "rank" not in meta:
+        meta["rank"] = rank
+    return [rank_profile(label, only, meta)]
+
+
+def rank_profile(label: str, got: EventCollector, meta: dict) -> RankProfile:
+    """One rank's profile from the events kept of it (``got``) and its file's metadata."""
     nccl_kernels = [k for k in got.kernels if k[5] is not None]
     backend = meta.get("backend") or (
         "nccl" if got.nccl_ops or nccl_kernels else "gloo" if got.gloo_ops else "unknown"
@@ -175,30 +225,7 @@ class _Index:
         self.optimizers = sorted(got.optimizers)
         self.forwards = sorted(got.forwards)
         self.launch_ts = [launch[1] for launch in launches]
-        self.accumulate = sorted(got.accumulate)
-        pieces: list[tuple[float, float, float]] = []  # (when it was started, start, end)
-        if self.device:
-            for k in got.kernels:
-                if k[2] in comm_streams or k[5] is not None:
-                    continue
-                # When the host launched it (by correlation); its device start otherwise.
-                launched = got.launches.get(k[4], k[0]) if k[4] is not None else k[0]
-                pieces.append((launched, k[0], k[1]))
-        else:
-            # An autograd op is backward up to where DDP's reducer takes over (its
-            # first reducer op or a collective launch inside the op): what follows
-            # is DDP copying the gradient into its bucket and launching it.
-            cuts = sorted(
-                [*got.reducer, *(o[1] for o in got.c10d_ops), *(o[1] for o in got.nccl_ops)]
-            )
-            for a, b, _ in got.autograd:
-                i = bisect.bisect_left(cuts, a)
-                end = cuts[i] if i < len(cuts) and cuts[i] < b else b
-                if end > a:
-                    pieces.append((a, a, end))
-        pieces.sort()
-        self.piece_key = [p[0] for p in pieces]
-        self.pieces = pieces
+        self.backward = BackwardIndex(got, comm_streams)
 
     def between(self, keys: list[float], lo: float, hi: float) -> slice:
         """The positions of the sorted ``keys`` in [lo, hi)."""
@@ -224,7 +251,8 @@ def _step(
     if not forwards:
         notes.append(f"ProfilerStep#{number}: no DistributedDataParallel.forward, left out")
         return None
-    fwd_start, fwd_end = forwards[0][0], forwards[-1][1]
+    # Nested DDP modules (or several side by side): forward ends with the outermost range.
+    fwd_start, fwd_end = forwards[0][0], max(b for _, b in forwards)
     buckets, others = [], []
     for k in range(*index.between(index.launch_ts, s, e).indices(len(launches))):
         launch, run = launches[k], paired[k]
@@ -261,18 +289,25 @@ def _step(
     if not buckets:
         notes.append(f"ProfilerStep#{number}: no all-reduce launched during backward, left out")
         return None
-    compute = [
-        (p[1], p[2]) for p in index.pieces[index.between(index.piece_key, fwd_end, window_end)]
-    ]
+    backward = index.backward.step(s, e, fwd_end, window_end)
     optimizer_device_end = None
     if device and opt is not None:
-        ends = [p[2] for p in index.pieces[index.between(index.piece_key, opt[0], opt[1])]]
+        pieces = index.backward.pieces
+        ends = [p[2] for p in pieces[index.between(index.backward.piece_key, opt[0], opt[1])]]
         optimizer_device_end = max(ends) if ends else None
-    if not compute:
+    if not backward.pieces:
         notes.append(f"ProfilerStep#{number}: no backward compute found, left out")
         return None
-    merged = merge(np.array(compute, float))
-    ready = tuple(index.accumulate[index.between(index.accumulate, fwd_end, window_end)])
+    merged = merge(np.array(backward.pieces, float))
+    # A bucket is ready no later than the last backward work launched before DDP
+    # launched it, nor than the last that ended before its all-reduce began.
+    ends = np.sort(np.array([b for _, b in backward.pieces], float))
+    ready = []
+    for b in buckets:
+        before = ends[ends <= b.start_us]
+        bounds = [t for t in (backward.ready_at(b.launch_us),) if t is not None]
+        bounds += [float(before[-1])] if before.size else []
+        ready.append(min(bounds) if bounds else fwd_end)
     return RankStep(
         iteration=number,
         rank=rank,
@@ -285,71 +320,13 @@ def _step(
         backward_start_us=float(merged[0, 0]),
         backward_end_us=float(merged[-1, 1]),
         compute=merged,
-        compute_ends=np.sort(np.array([b for _, b in compute], float)),
+        compute_ends=ends,
         buckets=tuple(buckets),
         others=tuple(others),
-        readiness_us=ready,
+        readiness_us=backward.gradients_ready,
+        bucket_ready_us=tuple(ready),
         optimizer_device_end_us=optimizer_device_end,
     )
 
 
-# -- several ranks ---------------------------------------------------------------
-
-
-def import_profiles(
-    sources: Sequence[str | Path | bytes] | Iterable[str | Path | bytes],
-    *,
-    names: Sequence[str] | None = None,
-    max_bytes: int = MAX_PROFILE_BYTES,
-    max_uncompressed: int = MAX_UNCOMPRESSED_BYTES,
-) -> Profile:
-    """Import one profile file per rank (any subset of the ranks, even one).
-
-    The ranks come from each file's ``distributedInfo`` (a single file without
-    it is rank 0). Raises ``ProfileError`` when two files are the same rank, the
-    files disagree on backend or world size, or share no ``ProfilerStep#N``.
-    """
-    sources = list(sources)
-    if not sources:
-        raise ProfileError("give at least one profile file (one per rank)")
-    ranks = [
-        read_profile(
-            src,
-            name=None if names is None else names[i],
-            max_bytes=max_bytes,
-            max_uncompressed=max_uncompressed,
-        )
-        for i, src in enumerate(sources)
-    ]
-    if len(ranks) > 1 and any("rank" not in r.metadata for r in ranks):
-        missing = next(r.name for r in ranks if "rank" not in r.metadata)
-        raise ProfileError(f"{missing}: no distributedInfo.rank, so its rank is unknown")
-    seen: dict[int, str] = {}
-    for r in ranks:
-        if r.rank in seen:
-            raise ProfileError(f"{r.name} and {seen[r.rank]} are both rank {r.rank}")
-        seen[r.rank] = r.name
-    for key in ("backend", "world_size"):
-        values = {getattr(r, key) for r in ranks}
-        if len(values) > 1:
-            raise ProfileError(
-                f"the files disagree on the {key.replace('_', ' ')}: {sorted(map(str, values))}"
-            )
-    world = ranks[0].world_size
-    for r in ranks:
-        if world is not None and r.rank >= world:
-            raise ProfileError(f"{r.name}: rank {r.rank} in a world of {world}")
-    common = set.intersection(*({s.iteration for s in r.steps} for r in ranks))
-    if not common:
-        listed = "; ".join(f"{r.name}: {[s.iteration for s in r.steps]}" for r in ranks)
-        raise ProfileError(f"the files share no ProfilerStep#N ({listed})")
-    ordered = tuple(sorted(ranks, key=lambda r: r.rank))
-    notes = [f"{r.name}: {n}" for r in ordered for n in r.notes]
-    kept = tuple(sorted(common))
-    trimmed = tuple(
-        replace(r, steps=tuple(s for s in r.steps if s.iteration in common)) for r in ordered
-    )
-    dropped = {s.iteration for r in ranks for s in r.steps} - common
-    if dropped:
-        notes.append(f"steps not in every file left out: {sorted(dropped)}")
-    return Profile(ranks=trimmed, iterations=kept, notes=tuple(notes))
+from .profiler_ranks import import_profiles  # noqa: E402  (it reads files with read_profiles)

@@ -794,7 +794,7 @@ def _without(kinds) -> bytes:
         ),
         (
             lambda: [("a.json", profile_bytes(0)), ("b.json", profile_bytes(0))],
-            "are both rank 0",
+            "both hold rank 0; give each rank once",
         ),
         (lambda: [("empty.json.gz", b"")], "empty.json.gz is empty (0 bytes)"),
     ],

@@ -149,8 +149,10 @@ class TraceViewResult:
     backward_return: np.ndarray  # (R,)
     optimizer_start: np.ndarray  # (R,)
     optimizer_end: np.ndarray  # (R,)
-    defining_rank: np.ndarray  # (B,) the rank that issued each bucket last, in this iteration
-    defining_counts: np.ndarray  # (R, B) iterations in which each rank issued the bucket last
+    # (B,) the rank that defined each bucket's readiness in this iteration: that issued it
+    # last, or on a GPU trace whose gradients for it were ready last on the device
+    defining_rank: np.ndarray
+    defining_counts: np.ndarray  # (R, B) iterations in which each rank defined the bucket
     measured: dict[str, float]  # QUANTITIES, of this iteration or medians
     fit: Fit | None  # None: the model could not be fitted (``fit_error`` says why)
     fitted_on_self: bool  # the trace's parameters differ from the others': fitted on itself
@@ -303,7 +305,7 @@ def trace_view(
         backward_return=shown(trace.backward_return),
         optimizer_start=shown(trace.optimizer_start),
         optimizer_end=shown(trace.optimizer_end),
-        defining_rank=np.argmax(issue, axis=0),
+        defining_rank=np.argmax(ready if trace.device_times else issue, axis=0),
         defining_counts=counts,
         measured=_quantities(m, pick),
         fit=fitted,
