@@ -158,6 +158,9 @@ def rank_profile(label: str, got: EventCollector, meta: dict) -> RankProfile:
         launches = sorted(got.c10d_ops, key=lambda o: o[1])
         runs = got.gloo_ops
     notes: list[str] = []
+    if "world_size" not in meta and got.group_size is not None:
+        meta = {**meta, "world_size": got.group_size}
+        notes.append(f"world size {got.group_size} from the collectives' Group size")
 
     def refuse() -> ProfileError:
         return ProfileError(

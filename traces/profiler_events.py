@@ -107,6 +107,7 @@ class EventCollector:
         self.launches: dict[Any, float] = {}
         self.launch_threads: dict[Any, Any] = {}  # correlation -> the thread that launched it
         self.step_threads: set[Any] = set()  # threads holding ProfilerStep#N (the main thread)
+        self.group_size: int | None = None  # the largest "Group size" on a collective kernel
         self.saw_kernels = False
 
     def __call__(self, e: dict[str, Any]) -> None:
@@ -177,6 +178,9 @@ class EventCollector:
                 family = _KERNEL_FAMILY.match(name)
                 collective = family.group(1) if family is not None else "generic"
             kind = collective_kind(collective)
+            size = args.get("Group size")
+            if isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= 1_000_000:
+                self.group_size = max(size, self.group_size or 0)
             elements = element_count(args.get("In msg nelems"), self.name, "In msg nelems")
             dtype = args.get("dtype") if isinstance(args.get("dtype"), str) else None
         self.kernels.append(
@@ -260,4 +264,5 @@ class RankedEvents:
                 elif isinstance(kept, dict | set):
                     kept.update(value)
             only.saw_kernels |= got.saw_kernels
+            only.group_size = max(only.group_size or 0, got.group_size or 0) or None
         return {next(iter(self.by_rank), None): only}
