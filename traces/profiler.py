@@ -162,6 +162,8 @@ def rank_profile(label: str, got: EventCollector, meta: dict) -> RankProfile:
         meta = {**meta, "world_size": got.group_size}
         notes.append(f"world size {got.group_size} from the collectives' Group size")
 
+    unrun: list[int] = []  # steps whose bucket all-reduce has no run in the file
+
     def refuse() -> ProfileError:
         return ProfileError(
             no_steps_message(
@@ -172,10 +174,13 @@ def rank_profile(label: str, got: EventCollector, meta: dict) -> RankProfile:
                 optimizers=got.optimizers,
                 world_size=meta.get("world_size"),
                 notes=notes,
+                unrun=unrun,
             )
         )
 
     if not got.steps or not launches:
+        raise refuse()
+    if not runs and meta.get("world_size") == 1:
         raise refuse()
     if not runs:
         wanted = (
@@ -194,6 +199,8 @@ def rank_profile(label: str, got: EventCollector, meta: dict) -> RankProfile:
     steps = []
     for number, s, e in sorted(got.steps, key=lambda t: t[1]):
         step = _step(index, label, number, s, e, launches, paired, rank, notes, unmatched)
+        if step is None and notes and notes[-1].endswith(_UNRUN):
+            unrun.append(number)
         if step is not None:
             steps.append(step)
     for kind, numbers in sorted(unmatched.items()):
@@ -218,6 +225,9 @@ def rank_profile(label: str, got: EventCollector, meta: dict) -> RankProfile:
         steps=tuple(steps),
         notes=tuple(notes),
     )
+
+
+_UNRUN = "a bucket all-reduce with nothing that ran it, step left out"
 
 
 class _Index:
@@ -262,10 +272,7 @@ def _step(
         in_backward = fwd_end <= launch[1] < window_end
         if run is None:
             if launch[0] == "all_reduce" and in_backward:
-                notes.append(
-                    f"ProfilerStep#{number}: a bucket all-reduce with nothing that ran it, "
-                    "step left out"
-                )
+                notes.append(f"ProfilerStep#{number}: {_UNRUN}")
                 return None
             unmatched.setdefault(launch[0], []).append(number)
             continue
