@@ -137,3 +137,21 @@ def test_nested_ddp_forward_ends_at_the_outer_range() -> None:
     assert entry["backward_start"] - entry["forward_start"] == pytest.approx(2.9)
     # The forward kernel (launched at B+2000, inside the outer range) is not backward.
     assert step.backward_start_us == 1_000_000 + 3200
+
+
+def test_trace_view_shows_peer_waits_and_the_device_defining_rank() -> None:
+    from widgets.trace_viewer.model import trace_view
+    from widgets.trace_viewer.state import defining_state, peer_wait_state
+
+    trace = from_document(to_trace_document(import_profiles(_pair(), names=["r0", "r1"])))
+    r = trace_view(trace, [], iteration=1)
+    # rank 1's kernels run [4600, 6000], [6600, 8500], [8600, 10000]: 4700 us, 1500 waiting;
+    # rank 0's [5100, 6000], [7100, 8500], [9100, 10000]: 3200 us, none waiting
+    assert peer_wait_state(r) == [
+        {"rank": 0, "wait_ms": 0.0, "allreduce_ms": pytest.approx(3.2)},
+        {"rank": 1, "wait_ms": pytest.approx(1.5), "allreduce_ms": pytest.approx(4.7)},
+    ]
+    assert [d["rank"] for d in defining_state(r)] == [0, 0, 0]
+    # A trace without every rank's profile has no peer waits to show.
+    alone = from_document(to_trace_document(import_profiles(_pair()[:1], names=["r0"])))
+    assert peer_wait_state(trace_view(alone, [], iteration=1)) is None

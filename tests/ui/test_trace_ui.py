@@ -304,6 +304,15 @@ def test_two_gzipped_profiles_are_imported_described_and_drawn(
         expect(chart.locator("text", has_text=re.compile(f"^{name}$"))).to_have_count(1)
     # Tinted (not yet reached by the playhead): 3 layers, 3 all-reduces, 1 optimizer per rank.
     expect(chart.locator('rect[data-layer="not-reached"]')).to_have_count(2 * 7)
+    # Every rank's file on one clock: rank 0's all-reduce kernels start 50 us before rank
+    # 1's and spin until it joins (3 buckets: 0.15 ms of its 3.50 ms), rank 1 waits none.
+    name = "How long each rank's all-reduces waited for their peers"
+    peers = page.get_by_role("region", name=name, exact=True)
+    expect(peers.get_by_role("columnheader", name="Peer wait (median iteration)")).to_be_visible()
+    expect(peers.get_by_role("row", name=re.compile(r"^Rank 0 "))).to_contain_text("0.15 ms")
+    expect(peers.get_by_role("row", name=re.compile(r"^Rank 1 "))).to_contain_text("0.00 ms")
+    defining = page.get_by_role("region", name="Which rank defined each bucket's readiness")
+    expect(defining).to_contain_text("ready last on the GPU")
     ui.assert_no_serious_axe_violations(page)
 
 

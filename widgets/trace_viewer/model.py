@@ -159,6 +159,9 @@ class TraceViewResult:
     prediction: Prediction | None  # for this trace's own layout (None without a fit)
     what_if: WhatIf | None  # None without a fit
     fit_error: str | None = None  # why the model could not be fitted; the trace is drawn anyway
+    # (R, B) ms each rank's all-reduce waited for its last peer (this iteration or the
+    # median); None when the trace does not hold it (not every rank's profile)
+    peer_wait: np.ndarray | None = None
 
     @property
     def n_ranks(self) -> int:
@@ -307,6 +310,9 @@ def trace_view(
         optimizer_end=shown(trace.optimizer_end),
         defining_rank=np.argmax(ready if trace.device_times else issue, axis=0),
         defining_counts=counts,
+        peer_wait=None
+        if trace.peer_wait is None
+        else (np.median(trace.peer_wait, axis=0) if pick is None else trace.peer_wait[pick]),
         measured=_quantities(m, pick),
         fit=fitted,
         fitted_on_self=on_self,
