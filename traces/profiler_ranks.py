@@ -8,9 +8,9 @@ both.
 
 **Peer waits.** An NCCL (or RCCL) collective kernel starts on each rank when
 that rank's stream reaches it and then spins until every peer has joined:
-nothing moves before the last rank's kernel starts (NCCL's collectives are
-synchronous across ranks: "a collective ... will block until all ranks have
-called it", NCCL documentation, "Collective Operations"). So, when every rank
+nothing moves before the last rank's kernel starts (NCCL User Guide,
+"Collective Operations": a collective has to be called on every rank to form a
+complete operation, and ranks that did call it wait for those that did not). So, when every rank
 of the run is given and the files share one clock (ranks on one machine;
 the profiler does not align machines' clocks), a bucket's **transfer** begins
 when the last rank's kernel starts, and each rank's **peer wait** for it is
