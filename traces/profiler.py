@@ -215,6 +215,13 @@ def rank_profile(label: str, got: EventCollector, meta: dict) -> RankProfile:
         notes.append(f"{UNKNOWN_SIZES}; times hold, bandwidth cannot be fitted from them")
     if not got.accumulate:
         notes.append("no AccumulateGrad ops: gradient readiness is not in this profile")
+    modules = max(len(index.forwards_in(s.step_start_us, s.step_end_us)) for s in steps)
+    if modules > 1:
+        notes.append(
+            f"{modules} DistributedDataParallel.forward ranges a step (nested or side by side "
+            "DDP modules): their buckets are listed together in launch order, as the profile "
+            "does not say which module's reducer launched each"
+        )
     return RankProfile(
         name=label,
         rank=rank,
@@ -244,6 +251,10 @@ class _Index:
         """The positions of the sorted ``keys`` in [lo, hi)."""
         return slice(bisect.bisect_left(keys, lo), bisect.bisect_left(keys, hi))
 
+    def forwards_in(self, s: float, e: float) -> list[tuple[float, float]]:
+        """The ``DistributedDataParallel.forward`` ranges starting in [s, e)."""
+        return [(a, b) for a, b in self.forwards if s <= a < e]
+
 
 def _step(
     index: _Index,
@@ -260,7 +271,7 @@ def _step(
     device = index.device
     opt = next(((a, b) for a, b in index.optimizers if s <= a < e), None)
     window_end = opt[0] if opt is not None else e
-    forwards = [(a, b) for a, b in index.forwards if s <= a < window_end]
+    forwards = index.forwards_in(s, window_end)
     if not forwards:
         notes.append(f"ProfilerStep#{number}: no DistributedDataParallel.forward, left out")
         return None

@@ -137,6 +137,10 @@ def test_nested_ddp_forward_ends_at_the_outer_range() -> None:
     assert entry["backward_start"] - entry["forward_start"] == pytest.approx(2.9)
     # The forward kernel (launched at B+2000, inside the outer range) is not backward.
     assert step.backward_start_us == 1_000_000 + 3200
+    assert any("2 DistributedDataParallel.forward ranges a step" in n for n in profile.notes)
+    assert not any(
+        "forward ranges" in n for n in import_profiles(_pair(), names=["r0", "r1"]).notes
+    )
 
 
 def test_trace_view_shows_peer_waits_and_the_device_defining_rank() -> None:
