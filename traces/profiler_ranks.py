@@ -1,6 +1,6 @@
 """Every rank of a run: files (one rank each, or several ranks merged in one) to a ``Profile``.
 
-Each file is read by ``profiler.read_profiles``: a file of one rank gives it,
+Each file is read by ``profiler_file.read_profiles``: a file of one rank gives it,
 a merged file (TraceLens's ``args.rank`` marks) gives each rank it holds. The
 ranks come from each file's ``distributedInfo`` or those marks (a single file
 without either is rank 0); two files claiming one rank are refused, naming
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .profiler import read_profiles
+from .profiler_file import read_profiles
 from .profiler_read import MAX_PROFILE_BYTES, MAX_UNCOMPRESSED_BYTES, ProfileError
 from .profiler_steps import Profile, RankProfile, RankStep
 

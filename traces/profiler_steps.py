@@ -46,7 +46,7 @@ class RankStep:
     others: tuple[Collective, ...]  # every other collective of the step, in launch order
     readiness_us: tuple[float, ...]  # gradients ready (AccumulateGrad; see profiler_backward)
     optimizer_device_end_us: float | None  # last kernel the optimizer launched ends (GPU)
-    # per bucket: when its last gradient was ready (device on GPUs; see profiler._step)
+    # per bucket: when its last gradient was ready (device on GPUs; see profiler_file._step)
     bucket_ready_us: tuple[float, ...] = ()
     # per bucket: how long its all-reduce waited for the last rank to join (every rank given)
     peer_wait_us: tuple[float, ...] | None = None
