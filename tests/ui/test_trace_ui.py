@@ -203,7 +203,9 @@ def test_the_chart_labels_each_ranks_rows_and_marks_the_tail(page: Page, server:
     assert worst.bounding_box()["y"] < chart.bounding_box()["y"]
 
 
-def test_on_a_phone_the_chart_is_within_the_first_screen(browser, server: str, ui) -> None:
+def test_on_a_phone_the_chart_is_within_the_first_screen(
+    browser, server: str, ui, tmp_path
+) -> None:
     context = browser.new_context(
         viewport={"width": 390, "height": 844},
         is_mobile=True,
@@ -229,6 +231,15 @@ def test_on_a_phone_the_chart_is_within_the_first_screen(browser, server: str, u
         assert widths and all(w <= room for w, room in widths), widths
         # The rows are still labelled, on two lines.
         expect(chart.locator("text", has_text=re.compile(r"^all-reduces$"))).to_have_count(2)
+        # Every rank's profiles add the peer-wait table: it fits as well.
+        file_input(page).set_input_files([str(f) for f in two_gzipped_profiles(tmp_path)])
+        name = "How long each rank's all-reduces waited for their peers"
+        peers = page.get_by_role("region", name=name, exact=True)
+        expect(peers.locator(".tv-table")).to_be_visible(timeout=TIMEOUT)
+        widths = tables.evaluate_all(
+            "ts => ts.map(t => [t.offsetWidth, t.parentElement.clientWidth])"
+        )
+        assert all(w <= room for w, room in widths), widths
     finally:
         context.close()
 
