@@ -75,6 +75,9 @@ def test_gradients_are_ready_on_the_device() -> None:
     assert (m.bucket_defining_rank == 0).all()
     issue = from_document(to_trace_document(profile)).issue
     assert (np.argmax(issue, axis=1) == 1).all()
+    # Each transfer starts when the last rank's kernel does (rank 0's, at B+5100, 7100,
+    # 9100), not at the last host launch (B+3170, 3270, 3370): ms from backward start B+3000.
+    assert m.bucket_start[0] == pytest.approx([2.1, 4.1, 6.1])
 
 
 def test_a_spinning_rank_shows_its_peer_wait() -> None:
