@@ -169,7 +169,7 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
         "readiness": "per-bucket, approximate",
         "gpus": [str(g) for g in meta.get("gpus", [])][:64],
         "nccl_version": meta.get("nccl_version"),
-        "profile_files": [r.name for r in profile.ranks],
+        "profile_files": list(dict.fromkeys(r.file or r.name for r in profile.ranks)),
     }
     if first.world_size is not None and first.world_size != len(ranks):
         metadata["run_world_size"] = first.world_size

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -71,7 +72,10 @@ def read_profiles(
     collectors = got.collectors()
     if len(collectors) > 1:
         meta.pop("rank", None)  # the file's own rank, if any, is not every rank's
-        return [rank_profile(c.name, c, {**meta, "rank": r}) for r, c in collectors.items()]
+        return [
+            replace(rank_profile(c.name, c, {**meta, "rank": r}), file=label)
+            for r, c in collectors.items()
+        ]
     [(rank, only)] = collectors.items()
     numbers = Counter(n for n, _, _ in only.steps)
     repeated = sorted(n for n, k in numbers.items() if k > 1)

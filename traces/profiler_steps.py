@@ -95,6 +95,7 @@ class RankProfile:
     metadata: dict[str, Any]
     steps: tuple[RankStep, ...]
     notes: tuple[str, ...] = ()
+    file: str | None = None  # the file it came from, when it holds several ranks (else name)
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,7 @@ def test_a_merged_file_reads_as_its_ranks() -> None:
     assert [r.name for r in one_file.ranks] == ["all (rank 0)", "all (rank 1)"]
     data = summary(one_file)
     assert data["ranks"] == [0, 1]
+    assert to_trace_document(one_file)["metadata"]["profile_files"] == ["all"]
     for rank in (0, 1):
         for a, b in zip(_by_rank(data)[rank], _by_rank(split)[rank], strict=True):
             keys = ("backward_end_ms", "communication_end_ms", "exposed_tail_ms", "buckets")
