@@ -27,7 +27,7 @@ device; the calling thread runs only the CPU work). So, per ``ProfilerStep#N``:
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .profiler_events import EventCollector
 
@@ -47,7 +47,7 @@ class Backward:
     ends_so_far: list[float]  # the latest end among pieces launched up to each
 
     def ready_at(self, launch_us: float) -> float | None:
-        """When the last backward work launched before ``launch_us`` (host) ended."""
+        """When the last backward work launched up to ``launch_us`` (host) ended; None if none."""
         k = bisect.bisect_right(self.launched, launch_us)
         return self.ends_so_far[k - 1] if k else None
 
@@ -125,4 +125,4 @@ class BackwardIndex:
         else:
             grads = self.accumulate[_between(self.accumulate_key, fwd_end, window_end)]
             gradients = tuple(t for t, _ in grads)
-        return Backward(backward.pieces, gradients, launched, ends_so_far)
+        return replace(backward, gradients_ready=gradients)
