@@ -16,7 +16,8 @@ Field by field, per iteration (``ProfilerStep#N``) and imported rank:
   (``profiler_ranks``);
 - ``backward_end`` (the last backward compute), ``overlap`` (measured on the
   profile's compute), ``collectives`` (those that are not buckets) and
-  ``grad_ready_approximate`` (AccumulateGrad's ends), so that ``summary`` of the
+  ``grad_ready_approximate`` (when each AccumulateGrad's gradient was ready:
+  on GPUs on the device, see ``profiler_backward``), so that ``summary`` of the
   imported trace equals the profile's;
 - ``parameters`` and ``grad_ready``: a profile names no parameters, so each
   bucket becomes one pseudo-parameter ``bucket B`` of the bucket's bytes, ready
