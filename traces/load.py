@@ -48,6 +48,9 @@ class Trace:
     # When each collective began running (version 2's bucket ``start``: a profile's kernel
     # start), where every bucket of the trace has one; None otherwise.
     start: np.ndarray | None = None  # (I, R, B)
+    # How long each rank's collective waited for the last peer to start (an imported
+    # profile of every rank: ``profiler_ranks``), where every bucket has one; None otherwise.
+    peer_wait: np.ndarray | None = None  # (I, R, B) ms
     # The optional isolated block (None when the trace has none): all-reduces alone...
     isolated_bytes: np.ndarray | None = None  # (S,) sizes, ascending
     isolated_ms: tuple[np.ndarray, ...] | None = None  # per size, each repetition's ms
@@ -202,6 +205,9 @@ def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
             [[[b[key] for b in rank["buckets"]] for rank in it["ranks"]] for it in its], float
         )
 
+    def every(key: str) -> bool:
+        return all(key in b for it in its for rank in it["ranks"] for b in rank["buckets"])
+
     bucket_bytes = _sizes(b["bytes"] for b in its[0]["ranks"][0]["buckets"])
     isolated = _isolated_arrays(document.get("isolated"), len(names), len(its[0]["ranks"]))
     return Trace(
@@ -224,9 +230,8 @@ def from_document(document: dict[str, Any], name: str = "trace") -> Trace:
         issue=per_bucket("issue"),
         enqueued=per_bucket("enqueued"),
         complete=per_bucket("complete"),
-        start=per_bucket("start")
-        if all("start" in b for it in its for rank in it["ranks"] for b in rank["buckets"])
-        else None,
+        start=per_bucket("start") if every("start") else None,
+        peer_wait=per_bucket("peer_wait") if every("peer_wait") else None,
         **isolated,
     )
 

@@ -4,13 +4,19 @@ Times are ms from ``t0``, the start of backward on the rank that started it last
 (the rank every collective waits for at first). For iteration i:
 
 - a bucket's **launch** is the latest ``issue`` over ranks; the rank that issued
-  it last **defined its readiness**;
+  it last **defined its readiness** - on a GPU trace (device times) the rank
+  whose gradients for it were ready last on the device instead: the host runs
+  ahead of the device, so the host that issued last need not be the device
+  that finished last;
 - its **end** is the latest ``complete`` over ranks. Gloo runs up to two
   all-reduces at once, so a bucket can complete before the one launched before
   it. The model's link serves one at a time, in bucket order; its equivalent
   keeps the same busy time: **link end** ``max(end_0..end_b)`` and **start**
-  ``max(launch_b, link end_(b-1))``. The intervals [start, link end] are
-  disjoint and cover the same time as the measured [launch, end] together;
+  ``max(first_b, link end_(b-1))``, where ``first_b`` is the launch, or on a
+  GPU trace the later of it and the latest start of the bucket's kernel over
+  ranks (an NCCL kernel spins until its last peer's starts: nothing moves
+  before). The intervals [start, link end] are disjoint and cover the same time
+  as the measured [first, end] together;
 - **compute end** E is the last gradient ready on any rank, **communication
   end** C the last bucket's end, the **exposed tail** ``max(0, C - E)``;
 - **backward return** is the last rank's return from ``loss.backward()``
@@ -72,8 +78,13 @@ def measure(trace: Trace) -> Measured:
     launch = issue.max(axis=1)
     end = (trace.complete - rel[:, :, None]).max(axis=1)
     link_end = np.maximum.accumulate(end, axis=1)
-    start = launch.copy()
-    start[:, 1:] = np.maximum(launch[:, 1:], link_end[:, :-1])
+    # On a device the transfer begins only when the last rank's kernel has started
+    # (the others' kernels spin until it joins): not before the latest kernel start.
+    first = launch
+    if trace.device_times and trace.start is not None:
+        first = np.maximum(launch, (trace.start - rel[:, :, None]).max(axis=1))
+    start = first.copy()
+    start[:, 1:] = np.maximum(first[:, 1:], link_end[:, :-1])
     backward_end = grad.max(axis=2)
     compute_end = backward_end.max(axis=1)
     comm_end = link_end[:, -1]
@@ -87,7 +98,7 @@ def measure(trace: Trace) -> Measured:
         backward_end=backward_end,
         bucket_ready=bucket_ready,
         bucket_launch=launch,
-        bucket_defining_rank=np.argmax(issue, axis=1),
+        bucket_defining_rank=np.argmax(bucket_ready if trace.device_times else issue, axis=1),
         bucket_start=start,
         bucket_end=end,
         link_end=link_end,

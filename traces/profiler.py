@@ -20,20 +20,23 @@ kernels' device times on the host's clock):
   noted and its step kept. A step is left out only for its own buckets (one
   whose run is missing) or for having none; a file with no step left says
   what the run is instead (``profiler_runs``);
-- **backward compute**: on GPUs the kernels on streams no collective runs on,
-  launched between the end of forward and the optimizer (by their launch's
-  ``correlation``; by device time where a kernel has none); on the CPU the ops
-  of the autograd engine (``autograd::engine::evaluate_function: ...``) in that
-  window, each cut where it launches a collective (what follows in the same op
-  is DDP's bookkeeping, not backward). **Backward end** is the end of the last;
+- **forward**: from the first ``DistributedDataParallel.forward`` to the end
+  of the outermost (a model holding several DDP modules, nested or side by
+  side, has several ranges per step);
+- **backward compute**: what autograd's engine launched in the step
+  (``profiler_backward``): on GPUs the compute kernels launched from the
+  engine's thread, so AMP's unscale, clipping and the optimizer on the main
+  thread are not backward; on the CPU the engine's ops, each cut where it
+  launches a collective. **Backward end** is the end of the last;
 - **communication end** the end of the last bucket's all-reduce, **exposed tail**
   ``max(0, communication end - backward end)``, **step** from the start of
   forward to the end of the optimizer (or of the step's last device activity if
   later), **overlap** the share of the buckets' all-reduce time (their union)
   during which backward compute runs;
-- **gradient readiness**: the ends of ``torch::autograd::AccumulateGrad`` ops in
-  backward, approximate (a host time, and on GPUs a launch, not the device
-  finishing) and not tied to parameter names; a profile without them says so;
+- **gradient readiness** (``AccumulateGrad`` ops, not tied to parameter
+  names; a profile without them says so) and **bucket readiness**, by the
+  same rule: on GPUs when the kernel that produced the gradient ends on the
+  device, not when the host issued it;
 - **metadata**: ``distributedInfo`` (backend, world size, rank, NCCL version),
   ``deviceProperties`` (GPU names) and whatever versions the file names, and
   whether the times are device or host times.
@@ -42,26 +45,16 @@ Reading is ``profiler_read`` (streamed, size-limited, data only);
 ``profiler_events`` keeps only the events above, as small tuples, so memory
 follows what is kept; ``profiler_match`` ties launches to what ran them,
 ``profiler_sizes`` gives their bytes and ``profiler_steps`` holds the result.
-This module cuts the kept events into steps and ranks.
+``profiler_file`` cuts the kept events into ranks (a merged file by its
+``args.rank`` marks) and steps, and ``profiler_ranks`` puts every rank's files
+together. This module is the import's front door.
 """
 
-from __future__ import annotations
-
-import bisect
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
-from pathlib import Path
-
-import numpy as np
-
-from .intervals import merge
-from .profiler_events import EventCollector, file_metadata
-from .profiler_match import pair_launches, run_times
-from .profiler_read import MAX_PROFILE_BYTES, MAX_UNCOMPRESSED_BYTES, ProfileError, read_events
-from .profiler_runs import no_steps_message
-from .profiler_sizes import collective_bytes, dtype_bytes, sizes_from_enclosing
+from .profiler_file import read_profile, read_profiles
+from .profiler_ranks import import_profiles
+from .profiler_read import ProfileError
+from .profiler_sizes import dtype_bytes
 from .profiler_steps import Collective, Profile, RankProfile, RankStep
-from .schema import UNKNOWN_SIZES
 
 __all__ = [
     "Collective",
@@ -72,284 +65,5 @@ __all__ = [
     "dtype_bytes",
     "import_profiles",
     "read_profile",
+    "read_profiles",
 ]
-
-
-def read_profile(
-    source: str | Path | bytes,
-    *,
-    name: str | None = None,
-    max_bytes: int = MAX_PROFILE_BYTES,
-    max_uncompressed: int = MAX_UNCOMPRESSED_BYTES,
-) -> RankProfile:
-    """Read one rank's profile file (``.json`` or ``.json.gz``, or its bytes).
-
-    Raises ``ProfileError`` for a file that can't be read (see ``profiler_read``),
-    and for one without a DDP step to import, saying what the run is instead
-    (``profiler_runs``). A collective that is not a bucket and whose run is not
-    found is noted, never fatal; unknown sizes are None and noted.
-    """
-    label = name or (Path(source).name if not isinstance(source, bytes) else "profile")
-    got = EventCollector(label)
-    top = read_events(
-        source, got, name=label, max_bytes=max_bytes, max_uncompressed=max_uncompressed
-    )
-    meta = file_metadata(top)
-    nccl_kernels = [k for k in got.kernels if k[5] is not None]
-    backend = meta.get("backend") or (
-        "nccl" if got.nccl_ops or nccl_kernels else "gloo" if got.gloo_ops else "unknown"
-    )
-    if backend == "nccl":
-        launches = sorted(got.nccl_ops or got.c10d_ops, key=lambda o: o[1])
-        # Older Kineto puts no sizes on nccl:* ops; the c10d op around one has its shapes.
-        launches = sizes_from_enclosing(launches, sorted(got.c10d_ops, key=lambda o: o[1]))
-        runs: list[tuple] = nccl_kernels
-    else:
-        launches = sorted(got.c10d_ops, key=lambda o: o[1])
-        runs = got.gloo_ops
-    notes: list[str] = []
-
-    def refuse() -> ProfileError:
-        return ProfileError(
-            no_steps_message(
-                label,
-                steps=got.steps,
-                launches=launches,
-                forwards=len(got.forwards),
-                optimizers=got.optimizers,
-                world_size=meta.get("world_size"),
-                notes=notes,
-            )
-        )
-
-    if not got.steps or not launches:
-        raise refuse()
-    if not runs:
-        wanted = (
-            "NCCL kernels (profile with ProfilerActivity.CUDA)"
-            if backend == "nccl"
-            else ("gloo:* ranges")
-        )
-        raise ProfileError(
-            f"{label}: {len(launches)} collective launches but nothing that ran them (no "
-            f"{wanted}); was this profiled during training iterations?"
-        )
-    paired = pair_launches(launches, runs, got.launches)
-    index = _Index(got, launches, {k[2] for k in nccl_kernels})
-    rank = meta.get("rank", 0)
-    unmatched: dict[str, list[int]] = {}
-    steps = []
-    for number, s, e in sorted(got.steps, key=lambda t: t[1]):
-        step = _step(index, label, number, s, e, launches, paired, rank, notes, unmatched)
-        if step is not None:
-            steps.append(step)
-    for kind, numbers in sorted(unmatched.items()):
-        shown = ", ".join(f"#{n}" for n in numbers[:3]) + (", ..." if len(numbers) > 3 else "")
-        notes.append(
-            f"{len(numbers)} {kind} launches with no run found (ProfilerStep{shown}): "
-            "left out of the collectives, their steps kept"
-        )
-    if not steps:
-        raise refuse()
-    if any(b.bytes is None for s in steps for b in s.buckets):
-        notes.append(f"{UNKNOWN_SIZES}; times hold, bandwidth cannot be fitted from them")
-    if not got.accumulate:
-        notes.append("no AccumulateGrad ops: gradient readiness is not in this profile")
-    return RankProfile(
-        name=label,
-        rank=rank,
-        backend=backend,
-        world_size=meta.get("world_size"),
-        device_times=index.device,
-        metadata=meta,
-        steps=tuple(steps),
-        notes=tuple(notes),
-    )
-
-
-class _Index:
-    """The kept events sorted by time, so each step takes its share by bisection."""
-
-    def __init__(self, got: EventCollector, launches: list[tuple], comm_streams: set) -> None:
-        self.device = got.saw_kernels
-        self.optimizers = sorted(got.optimizers)
-        self.forwards = sorted(got.forwards)
-        self.launch_ts = [launch[1] for launch in launches]
-        self.accumulate = sorted(got.accumulate)
-        pieces: list[tuple[float, float, float]] = []  # (when it was started, start, end)
-        if self.device:
-            for k in got.kernels:
-                if k[2] in comm_streams or k[5] is not None:
-                    continue
-                # When the host launched it (by correlation); its device start otherwise.
-                launched = got.launches.get(k[4], k[0]) if k[4] is not None else k[0]
-                pieces.append((launched, k[0], k[1]))
-        else:
-            # An autograd op is backward up to where DDP's reducer takes over (its
-            # first reducer op or a collective launch inside the op): what follows
-            # is DDP copying the gradient into its bucket and launching it.
-            cuts = sorted(
-                [*got.reducer, *(o[1] for o in got.c10d_ops), *(o[1] for o in got.nccl_ops)]
-            )
-            for a, b, _ in got.autograd:
-                i = bisect.bisect_left(cuts, a)
-                end = cuts[i] if i < len(cuts) and cuts[i] < b else b
-                if end > a:
-                    pieces.append((a, a, end))
-        pieces.sort()
-        self.piece_key = [p[0] for p in pieces]
-        self.pieces = pieces
-
-    def between(self, keys: list[float], lo: float, hi: float) -> slice:
-        """The positions of the sorted ``keys`` in [lo, hi)."""
-        return slice(bisect.bisect_left(keys, lo), bisect.bisect_left(keys, hi))
-
-
-def _step(
-    index: _Index,
-    label: str,
-    number: int,
-    s: float,
-    e: float,
-    launches: list[tuple],
-    paired: list[tuple | None],
-    rank: int,
-    notes: list[str],
-    unmatched: dict[str, list[int]],
-) -> RankStep | None:
-    device = index.device
-    opt = next(((a, b) for a, b in index.optimizers if s <= a < e), None)
-    window_end = opt[0] if opt is not None else e
-    forwards = [(a, b) for a, b in index.forwards if s <= a < window_end]
-    if not forwards:
-        notes.append(f"ProfilerStep#{number}: no DistributedDataParallel.forward, left out")
-        return None
-    fwd_start, fwd_end = forwards[0][0], forwards[-1][1]
-    buckets, others = [], []
-    for k in range(*index.between(index.launch_ts, s, e).indices(len(launches))):
-        launch, run = launches[k], paired[k]
-        in_backward = fwd_end <= launch[1] < window_end
-        if run is None:
-            if launch[0] == "all_reduce" and in_backward:
-                notes.append(
-                    f"ProfilerStep#{number}: a bucket all-reduce with nothing that ran it, "
-                    "step left out"
-                )
-                return None
-            unmatched.setdefault(launch[0], []).append(number)
-            continue
-        start, end = run_times(run)
-        if not device and opt is not None and in_backward:
-            # DDP lets backward return, and the optimizer start, only once every
-            # bucket is reduced; a gloo range closing later was descheduled after
-            # the work was done, so its end is capped there.
-            end = min(end, opt[0])
-        elements = run[6] if len(run) == 8 else run[4]
-        dtype = run[7] if len(run) == 8 else run[5]
-        if elements is None:
-            elements, dtype = launch[4], launch[5]
-        size = collective_bytes(elements, dtype, label, f"a {launch[0]} in ProfilerStep#{number}")
-        c = Collective(
-            kind=launch[0],
-            bytes=size,
-            launch_us=launch[1],
-            launch_end_us=launch[2],
-            start_us=start,
-            end_us=end,
-        )
-        (buckets if launch[0] == "all_reduce" and in_backward else others).append(c)
-    if not buckets:
-        notes.append(f"ProfilerStep#{number}: no all-reduce launched during backward, left out")
-        return None
-    compute = [
-        (p[1], p[2]) for p in index.pieces[index.between(index.piece_key, fwd_end, window_end)]
-    ]
-    optimizer_device_end = None
-    if device and opt is not None:
-        ends = [p[2] for p in index.pieces[index.between(index.piece_key, opt[0], opt[1])]]
-        optimizer_device_end = max(ends) if ends else None
-    if not compute:
-        notes.append(f"ProfilerStep#{number}: no backward compute found, left out")
-        return None
-    merged = merge(np.array(compute, float))
-    ready = tuple(index.accumulate[index.between(index.accumulate, fwd_end, window_end)])
-    return RankStep(
-        iteration=number,
-        rank=rank,
-        step_start_us=s,
-        step_end_us=e,
-        forward_start_us=fwd_start,
-        forward_end_us=fwd_end,
-        optimizer_start_us=None if opt is None else opt[0],
-        optimizer_end_us=None if opt is None else opt[1],
-        backward_start_us=float(merged[0, 0]),
-        backward_end_us=float(merged[-1, 1]),
-        compute=merged,
-        compute_ends=np.sort(np.array([b for _, b in compute], float)),
-        buckets=tuple(buckets),
-        others=tuple(others),
-        readiness_us=ready,
-        optimizer_device_end_us=optimizer_device_end,
-    )
-
-
-# -- several ranks ---------------------------------------------------------------
-
-
-def import_profiles(
-    sources: Sequence[str | Path | bytes] | Iterable[str | Path | bytes],
-    *,
-    names: Sequence[str] | None = None,
-    max_bytes: int = MAX_PROFILE_BYTES,
-    max_uncompressed: int = MAX_UNCOMPRESSED_BYTES,
-) -> Profile:
-    """Import one profile file per rank (any subset of the ranks, even one).
-
-    The ranks come from each file's ``distributedInfo`` (a single file without
-    it is rank 0). Raises ``ProfileError`` when two files are the same rank, the
-    files disagree on backend or world size, or share no ``ProfilerStep#N``.
-    """
-    sources = list(sources)
-    if not sources:
-        raise ProfileError("give at least one profile file (one per rank)")
-    ranks = [
-        read_profile(
-            src,
-            name=None if names is None else names[i],
-            max_bytes=max_bytes,
-            max_uncompressed=max_uncompressed,
-        )
-        for i, src in enumerate(sources)
-    ]
-    if len(ranks) > 1 and any("rank" not in r.metadata for r in ranks):
-        missing = next(r.name for r in ranks if "rank" not in r.metadata)
-        raise ProfileError(f"{missing}: no distributedInfo.rank, so its rank is unknown")
-    seen: dict[int, str] = {}
-    for r in ranks:
-        if r.rank in seen:
-            raise ProfileError(f"{r.name} and {seen[r.rank]} are both rank {r.rank}")
-        seen[r.rank] = r.name
-    for key in ("backend", "world_size"):
-        values = {getattr(r, key) for r in ranks}
-        if len(values) > 1:
-            raise ProfileError(
-                f"the files disagree on the {key.replace('_', ' ')}: {sorted(map(str, values))}"
-            )
-    world = ranks[0].world_size
-    for r in ranks:
-        if world is not None and r.rank >= world:
-            raise ProfileError(f"{r.name}: rank {r.rank} in a world of {world}")
-    common = set.intersection(*({s.iteration for s in r.steps} for r in ranks))
-    if not common:
-        listed = "; ".join(f"{r.name}: {[s.iteration for s in r.steps]}" for r in ranks)
-        raise ProfileError(f"the files share no ProfilerStep#N ({listed})")
-    ordered = tuple(sorted(ranks, key=lambda r: r.rank))
-    notes = [f"{r.name}: {n}" for r in ordered for n in r.notes]
-    kept = tuple(sorted(common))
-    trimmed = tuple(
-        replace(r, steps=tuple(s for s in r.steps if s.iteration in common)) for r in ordered
-    )
-    dropped = {s.iteration for r in ranks for s in r.steps} - common
-    if dropped:
-        notes.append(f"steps not in every file left out: {sorted(dropped)}")
-    return Profile(ranks=trimmed, iterations=kept, notes=tuple(notes))

@@ -12,15 +12,18 @@ Field by field, per iteration (``ProfilerStep#N``) and imported rank:
   device; the format has one clock and requires this order);
 - buckets in launch order: ``issue`` the launching op's start, ``enqueued`` its
   return (at most the run's end), ``start`` and ``complete`` the run's start and
-  end (kernel or gloo range);
+  end (kernel or gloo range), and ``peer_wait`` when every rank was imported
+  (``profiler_ranks``);
 - ``backward_end`` (the last backward compute), ``overlap`` (measured on the
   profile's compute), ``collectives`` (those that are not buckets) and
-  ``grad_ready_approximate`` (AccumulateGrad's ends), so that ``summary`` of the
+  ``grad_ready_approximate`` (when each AccumulateGrad's gradient was ready:
+  on GPUs on the device, see ``profiler_backward``), so that ``summary`` of the
   imported trace equals the profile's;
 - ``parameters`` and ``grad_ready``: a profile names no parameters, so each
-  bucket becomes one pseudo-parameter ``bucket B`` of the bucket's bytes, ready at
-  the end of the last backward compute that ended before its all-reduce started
-  (the all-reduce waits for its gradients; made non-decreasing in bucket order),
+  bucket becomes one pseudo-parameter ``bucket B`` of the bucket's bytes, ready
+  when the last backward work autograd launched before the bucket's all-reduce
+  ends (on GPUs on the device: the kernel that produced its last gradient; see
+  ``profiler_backward``; made non-decreasing in bucket order),
   and ``metadata.readiness`` says ``"per-bucket, approximate"``: the fit's
   per-layer backward terms see buckets, not layers.
 
@@ -56,11 +59,9 @@ def _layout(step: RankStep) -> tuple[int | None, ...]:
 
 
 def _readiness(step: RankStep) -> list[float]:
-    ends = step.compute_ends
+    """Each bucket's readiness (``RankStep.bucket_ready_us``), non-decreasing in bucket order."""
     out: list[float] = []
-    for b in step.buckets:
-        before = ends[ends <= b.start_us]
-        t = float(before.max()) if before.size else step.forward_end_us
+    for t in step.bucket_ready_us:
         out.append(max(t, out[-1] if out else t))
     return out
 
@@ -116,6 +117,11 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
                             "enqueued": ms(min(c.launch_end_us, c.end_us)),
                             "complete": ms(max(c.end_us, min(c.launch_end_us, c.end_us))),
                             "start": ms(c.start_us),
+                            **(
+                                {"peer_wait": round(s.peer_wait_us[b] / 1000, 6)}
+                                if s.peer_wait_us is not None
+                                else {}
+                            ),
                         }
                         for b, c in enumerate(s.buckets)
                     ],
@@ -141,8 +147,8 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
     note = (
         f"Imported from torch.profiler traces ({', '.join(r.name for r in profile.ranks)}); "
         f"{times} times on the profiler's timeline. A profile names no parameters: each bucket "
-        "is one pseudo-parameter, ready when the last backward compute before its all-reduce "
-        "ended. A profile does not record the cores, threads per rank or bucket cap."
+        "is one pseudo-parameter, ready when the last backward work launched before its "
+        "all-reduce ended. A profile does not record the cores, threads per rank or bucket cap."
     )
     if dropped:
         note += f" Left out iterations {dropped}: their buckets differ from the others'."
@@ -164,7 +170,7 @@ def to_trace_document(profile: Profile) -> dict[str, Any]:
         "readiness": "per-bucket, approximate",
         "gpus": [str(g) for g in meta.get("gpus", [])][:64],
         "nccl_version": meta.get("nccl_version"),
-        "profile_files": [r.name for r in profile.ranks],
+        "profile_files": list(dict.fromkeys(r.file or r.name for r in profile.ranks)),
     }
     if first.world_size is not None and first.world_size != len(ranks):
         metadata["run_world_size"] = first.world_size

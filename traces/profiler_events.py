@@ -63,6 +63,12 @@ def collective_kind(raw: str) -> str:
     return _KIND_NAMES.get(key, raw.strip("_:").lower() or "unknown")
 
 
+def _thread(e: dict[str, Any]) -> Any:
+    """The event's thread (``tid``) when it is a plain id, else None."""
+    tid = e.get("tid")
+    return tid if isinstance(tid, int | str) and not isinstance(tid, bool) else None
+
+
 def event_time(event: dict[str, Any], key: str, name: str) -> float:
     """The event's ``ts`` or ``dur`` as a float, or a ``ProfileError`` naming the event."""
     limit = MAX_DURATION_US if key == "dur" else MAX_TIME_US
@@ -93,12 +99,15 @@ class EventCollector:
         self.nccl_ops: list[tuple[str, float, float, Any, int | None, str | None]] = []
         self.c10d_ops: list[tuple[str, float, float, Any, int | None, str | None]] = []
         self.gloo_ops: list[tuple[str, float, float, Any, int | None, str | None]] = []
-        self.autograd: list[tuple[float, float, Any]] = []
-        self.accumulate: list[float] = []
+        self.autograd: list[tuple[float, float, Any]] = []  # (start, end, thread)
+        self.accumulate: list[tuple[float, Any]] = []  # (end, thread)
         self.reducer: list[float] = []  # starts of DDP reducer ops (its hook taking over)
         # kernels: (start, end, stream, external id, correlation, kind or None, elements, dtype)
         self.kernels: list[tuple] = []
         self.launches: dict[Any, float] = {}
+        self.launch_threads: dict[Any, Any] = {}  # correlation -> the thread that launched it
+        self.step_threads: set[Any] = set()  # threads holding ProfilerStep#N (the main thread)
+        self.group_size: int | None = None  # the largest "Group size" on a collective kernel
         self.saw_kernels = False
 
     def __call__(self, e: dict[str, Any]) -> None:
@@ -118,14 +127,16 @@ class EventCollector:
             corr = args.get("correlation")
             if corr is not None and "launch" in name.lower():
                 self.launches[corr] = event_time(e, "ts", self.name)
+                self.launch_threads[corr] = _thread(e)
             return
         if cat not in ("cpu_op", "user_annotation", "operator"):
             return
         if name.startswith(_AUTOGRAD_OP):
             ts = event_time(e, "ts", self.name)
-            self.autograd.append((ts, ts + event_time(e, "dur", self.name), e.get("tid")))
+            self.autograd.append((ts, ts + event_time(e, "dur", self.name), _thread(e)))
         elif name == _ACCUMULATE:
-            self.accumulate.append(event_time(e, "ts", self.name) + event_time(e, "dur", self.name))
+            end = event_time(e, "ts", self.name) + event_time(e, "dur", self.name)
+            self.accumulate.append((end, _thread(e)))
         elif name.startswith(_REDUCER):
             self.reducer.append(event_time(e, "ts", self.name))
         elif name.startswith(("nccl:", "gloo:", "c10d::")):
@@ -144,6 +155,7 @@ class EventCollector:
         elif (m := _STEP.match(name)) is not None:
             ts = event_time(e, "ts", self.name)
             self.steps.append((int(m.group(1)), ts, ts + event_time(e, "dur", self.name)))
+            self.step_threads.add(_thread(e))
         elif name == _FORWARD:
             ts = event_time(e, "ts", self.name)
             self.forwards.append((ts, ts + event_time(e, "dur", self.name)))
@@ -166,6 +178,9 @@ class EventCollector:
                 family = _KERNEL_FAMILY.match(name)
                 collective = family.group(1) if family is not None else "generic"
             kind = collective_kind(collective)
+            size = args.get("Group size")
+            if isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= 1_000_000:
+                self.group_size = max(size, self.group_size or 0)
             elements = element_count(args.get("In msg nelems"), self.name, "In msg nelems")
             dtype = args.get("dtype") if isinstance(args.get("dtype"), str) else None
         self.kernels.append(
@@ -208,3 +223,46 @@ def file_metadata(top: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str | int) and not isinstance(value, bool):
             meta["torch_version" if key == "pytorch_version" else key] = str(value)[:100]
     return meta
+
+
+class RankedEvents:
+    """Hands each event to the collector of its rank, for a file merging several ranks.
+
+    AMD's TraceLens (TraceFuse) merges one file per rank into one, marking every
+    event with ``args.rank`` (and offsetting pids and correlation ids per rank);
+    events without a mark go to ``unmarked``. ``collectors`` gives one collector
+    per rank found, or a single one (marks of one rank and unmarked events
+    together) when the file holds one rank.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.unmarked = EventCollector(name)
+        self.by_rank: dict[int, EventCollector] = {}
+
+    def __call__(self, e: dict[str, Any]) -> None:
+        args = e.get("args")
+        rank = args.get("rank") if isinstance(args, dict) else None
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank <= 1_000_000:
+            self.unmarked(e)
+            return
+        got = self.by_rank.get(rank)
+        if got is None:
+            got = self.by_rank[rank] = EventCollector(f"{self.name} (rank {rank})")
+        got(e)
+
+    def collectors(self) -> dict[int | None, EventCollector]:
+        """Rank -> its events (None: the file's only rank, unnamed by marks)."""
+        if len(self.by_rank) > 1:
+            return dict(sorted(self.by_rank.items()))
+        only = self.unmarked
+        for got in self.by_rank.values():
+            for key, value in vars(got).items():
+                kept = getattr(only, key)
+                if isinstance(kept, list):
+                    kept.extend(value)
+                elif isinstance(kept, dict | set):
+                    kept.update(value)
+            only.saw_kernels |= got.saw_kernels
+            only.group_size = max(only.group_size or 0, got.group_size or 0) or None
+        return {next(iter(self.by_rank), None): only}

@@ -221,9 +221,13 @@ def _read(
     if first == "":
         raise ProfileError(f"{name}: the file is empty")
     if first == "[":
+        # torch.autograd.profiler's EventList.export_chrome_trace (the profiler of a
+        # PyTorch build without Kineto, or use_kineto=False) writes a bare list.
         raise ProfileError(
-            f"{name}: a bare list of events; torch.profiler writes an object with "
-            "'traceEvents' (export_chrome_trace or tensorboard_trace_handler)"
+            f"{name}: a bare list of events, the legacy trace torch.autograd.profiler writes "
+            "without Kineto; this import reads Kineto's traces (an object with "
+            "'traceEvents', kernels with device times, distributedInfo): profile with "
+            "torch.profiler on a PyTorch build with Kineto (torch.profiler.kineto_available())"
         )
     text.expect("{", "a JSON object")
     top: dict[str, Any] = {}

@@ -59,11 +59,14 @@ def no_steps_message(
     optimizers: Sequence[tuple[float, float]],
     world_size: int | None,
     notes: Sequence[str],
+    unrun: Sequence[int] = (),
 ) -> str:
     """Why ``label`` gives no step to import: what was found and what the import needs.
 
     ``launches`` are the collective launches sorted by start (kind first);
-    ``forwards`` counts the ``DistributedDataParallel.forward`` ranges.
+    ``forwards`` counts the ``DistributedDataParallel.forward`` ranges;
+    ``unrun`` the steps left out because an all-reduce launched during their
+    backward has no kernel (or gloo range) in the file.
     """
     every = Counter(launch[0] for launch in launches)
     if not steps:
@@ -92,12 +95,20 @@ def no_steps_message(
             f"optimizer in {n} steps), not DDP's bucket all-reduces; {NEEDS}"
         )
     if not forwards and per_step.get("all_reduce"):
+        where = "before the optimizer" if optimizers else "and no Optimizer.step"
         return (
             f"{label}: all-reduces without DDP (about {per_step['all_reduce'] / n:.0f} a step "
-            f"before the optimizer, no DistributedDataParallel.forward): all-reduces made "
+            f"{where}, no DistributedDataParallel.forward): all-reduces made "
             f"by hand are not imported as buckets; {NEEDS}"
         )
     if not forwards:
         return f"{label}: no DistributedDataParallel.forward in any step; {NEEDS}"
+    if unrun and len(unrun) == n:
+        shown = ", ".join(f"#{k}" for k in unrun[:3]) + (", ..." if len(unrun) > 3 else "")
+        return (
+            f"{label}: in each of its {n} steps (ProfilerStep{shown}) the all-reduce launched "
+            "during backward has no kernel in the file, so when it ran is unknown; "
+            "profile with ProfilerActivity.CUDA over whole steps"
+        )
     reasons = f" ({'; '.join(notes[:3])})" if notes else ""
     return f"{label}: no step has an all-reduce launched during backward{reasons}"

@@ -44,8 +44,12 @@ class RankStep:
     compute_ends: np.ndarray  # (K',) each backward kernel's (or op piece's) end, sorted
     buckets: tuple[Collective, ...]  # in launch order = bucket index
     others: tuple[Collective, ...]  # every other collective of the step, in launch order
-    readiness_us: tuple[float, ...]  # AccumulateGrad ends, sorted (approximate)
+    readiness_us: tuple[float, ...]  # gradients ready (AccumulateGrad; see profiler_backward)
     optimizer_device_end_us: float | None  # last kernel the optimizer launched ends (GPU)
+    # per bucket: when its last gradient was ready (device on GPUs; see profiler_file._step)
+    bucket_ready_us: tuple[float, ...] = ()
+    # per bucket: how long its all-reduce waited for the last rank to join (every rank given)
+    peer_wait_us: tuple[float, ...] | None = None
 
     @property
     def communication_end_us(self) -> float:
@@ -91,6 +95,7 @@ class RankProfile:
     metadata: dict[str, Any]
     steps: tuple[RankStep, ...]
     notes: tuple[str, ...] = ()
+    file: str | None = None  # the file it came from, when it holds several ranks (else name)
 
 
 @dataclass(frozen=True)

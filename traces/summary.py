@@ -13,7 +13,10 @@ Times are ms from the start of that rank's forward in that iteration. A bucket's
 start and end are when its all-reduce ran: in an imported profile the kernel's
 (NCCL) or gloo range's start and end, in a recorded trace the launch (``issue``;
 when gloo's worker thread took it up is not recorded) and ``complete``; both add
-``launch_ms``. **Backward end** is the last backward compute in a profile and
+``launch_ms``, and, for an imported profile of every rank of a GPU run,
+``peer_wait_ms``: how long the rank's all-reduce kernel waited for the last
+rank's to start (per bucket, and summed per rank; ``profiler_ranks``).
+**Backward end** is the last backward compute in a profile and
 the last gradient ready in a recorded trace; **overlap** is the share of the
 buckets' all-reduce time (their union) during which compute runs, for a
 recorded trace taking compute to run from backward start to backward end.
@@ -52,9 +55,13 @@ def _rank_from_step(step: RankStep) -> dict[str, Any]:
                 "start_ms": _ms(b.start_us - origin),
                 "end_ms": _ms(b.end_us - origin),
                 "launch_ms": _ms(b.launch_us - origin),
+                **(
+                    {} if step.peer_wait_us is None else {"peer_wait_ms": _ms(step.peer_wait_us[i])}
+                ),
             }
             for i, b in enumerate(step.buckets)
         ],
+        **({} if step.peer_wait_us is None else {"peer_wait_ms": _ms(sum(step.peer_wait_us))}),
         "backward_end_ms": _ms(step.backward_end_us - origin),
         "communication_end_ms": _ms(step.communication_end_us - origin),
         "exposed_tail_ms": _ms(step.exposed_tail_us),
@@ -69,7 +76,7 @@ def _rank_from_step(step: RankStep) -> dict[str, Any]:
             }
             for c in step.others
         ],
-        # Ends of AccumulateGrad ops: host times, not tied to parameters (approximate).
+        # AccumulateGrad's gradients ready (device side on GPUs), not tied to parameters.
         "grad_ready_approximate_ms": [_ms(t - origin) for t in step.readiness_us],
     }
 
@@ -82,6 +89,8 @@ def _rank_from_trace(trace: Trace, i: int, r: int) -> dict[str, Any]:
     origin = trace.forward_start[i, r]
     issue, complete = trace.issue[i, r], trace.complete[i, r]
     starts = [b.get("start", issue[k]) for k, b in enumerate(entry["buckets"])]
+    waits = [b["peer_wait"] for b in entry["buckets"] if "peer_wait" in b]
+    waits = waits if len(waits) == len(entry["buckets"]) else None
     backward_start = trace.backward_start[i, r]
     backward_end = float(entry.get("backward_end", trace.grad_ready[i, r].max()))
     comm_end = float(complete.max())
@@ -103,9 +112,11 @@ def _rank_from_trace(trace: Trace, i: int, r: int) -> dict[str, Any]:
                 "start_ms": round(float(starts[b] - origin), 3),
                 "end_ms": round(float(complete[b] - origin), 3),
                 "launch_ms": round(float(issue[b] - origin), 3),
+                **({"peer_wait_ms": round(waits[b], 3)} if waits is not None else {}),
             }
             for b in range(trace.n_buckets)
         ],
+        **({"peer_wait_ms": round(sum(waits), 3)} if waits is not None else {}),
         "backward_end_ms": round(backward_end - origin, 3),
         "communication_end_ms": round(comm_end - origin, 3),
         "exposed_tail_ms": round(max(0.0, comm_end - backward_end), 3),
@@ -218,16 +229,18 @@ def summary_text(data: dict[str, Any]) -> str:
         lines.append(f"iteration {it['iteration']}")
         for r in it["ranks"]:
             overlap = "-" if r["overlap"] is None else f"{r['overlap']:.0%}"
+            wait = "" if "peer_wait_ms" not in r else f", peer wait {r['peer_wait_ms']:.3f}"
             lines.append(
                 f"  rank {r['rank']}: backward end {r['backward_end_ms']:.3f}, communication end "
                 f"{r['communication_end_ms']:.3f}, exposed tail {r['exposed_tail_ms']:.3f}, "
-                f"step {r['step_ms']:.3f}, overlap {overlap}"
+                f"step {r['step_ms']:.3f}, overlap {overlap}{wait}"
             )
             for b in r["buckets"]:
                 size = "size unknown" if b["mib"] is None else f"{b['mib']:.3f} MiB"
+                wait = "" if "peer_wait_ms" not in b else f" (peer wait {b['peer_wait_ms']:.3f})"
                 lines.append(
                     f"    bucket {b['index']}: {size}, all-reduce "
-                    f"{b['start_ms']:.3f} to {b['end_ms']:.3f}"
+                    f"{b['start_ms']:.3f} to {b['end_ms']:.3f}{wait}"
                 )
             for c in r.get("other_collectives", []):
                 size = "" if c["mib"] is None else f" {c['mib']:.3f} MiB,"

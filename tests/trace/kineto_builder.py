@@ -113,3 +113,98 @@ def write(directory: Path, documents: list[dict[str, Any]]) -> list[Path]:
         path.write_text(json.dumps(doc))
         paths.append(path)
     return paths
+
+
+def engine_run(
+    rank: int = 0, *, world_size: int = 2, amp: bool = True, nested: bool = False
+) -> dict[str, Any]:
+    """One rank of a GPU DDP run whose backward runs on autograd's engine thread.
+
+    The main thread (tid 10) runs forward, ``backward()``'s caller, AMP's unscale
+    and the optimizer; autograd's engine thread (tid 20) runs the
+    ``evaluate_function`` ops, launches backward's kernels and DDP's buckets. The
+    host runs ahead of the device: every launch comes long before its kernel
+    runs. Rank 1 computes faster: its backward kernels end 500 us earlier and its
+    bucket kernels start 500 us earlier, then spin until rank 0 joins, ending
+    together; rank 1's host launches each bucket 50 us after rank 0's. Per step k,
+    B = 1 000 000 + 20 000 k, d = 0 (rank 0) or 500 (rank 1), times in us:
+
+    - ProfilerStep#(100+k) [B, B+15000] (tid 10); DDP forward [B+100, B+3000], and
+      with ``nested`` a second one inside it [B+500, B+1000] (an inner DDP module);
+    - a forward kernel launched (tid 10) at B+2000 runs [B+2000, B+3100];
+    - engine ops ``evaluate_function: AddmmBackward0`` [B+3100+100i, +80] (tid 20),
+      each launching a kernel at B+3110+100i that runs [3200, 5000], [5000, 7000],
+      [7000, 9000] minus d; ``AccumulateGrad`` ops end at B+3170+100i;
+    - buckets (tid 20): nccl op [T, T+20], launched at T+10, T = B+3120+100i
+      (+50 on rank 1), 262144 float each; kernels [5100, 6000], [7100, 8500],
+      [9100, 10000], starting d earlier;
+    - with ``amp``: ``aten::_amp_foreach_non_finite_check_and_unscale_`` (tid 10)
+      [B+9200, B+9300], its kernel launched at B+9210 runs [10000, 10100]: it reads
+      the reduced gradients, so it runs after the last all-reduce;
+    - Optimizer.step#SGD.step [B+9500, B+10500] (tid 10), its kernel launched at
+      B+9600 runs [10100, 10400].
+    """
+    events: list[dict[str, Any]] = []
+    corr = 100 * (rank + 1)
+    d = 500 if rank == 1 else 0
+
+    def kernel(name: str, tid: int, launched: float, start: float, end: float, stream: int):
+        nonlocal corr
+        corr += 1
+        events.append(_x("cudaLaunchKernel", "cuda_runtime", launched, 5, tid, correlation=corr))
+        extra = {"Collective name": "allreduce", "In msg nelems": 262144, "dtype": "Float",
+                 "Group size": world_size}  # fmt: skip
+        events.append(_x(name, "kernel", start, end - start, stream, pid=0, device=0,
+                         stream=stream, correlation=corr,
+                         **(extra if name.startswith("nccl") else {})))  # fmt: skip
+
+    for k in range(STEPS):
+        b = 1_000_000 + 20_000 * k
+        events.append(_x(f"ProfilerStep#{100 + k}", "user_annotation", b, 15000, 10))
+        ddp = "DistributedDataParallel.forward"
+        events.append(_x(ddp, "user_annotation", b + 100, 2900, 10))
+        if nested:
+            events.append(_x(ddp, "user_annotation", b + 500, 500, 10))
+        kernel("ampere_sgemm_128x64_nn", 10, b + 2000, b + 2000, b + 3100, 7)
+        grads = ((3200, 5000), (5000, 7000), (7000, 9000))
+        buckets = ((5100, 6000), (7100, 8500), (9100, 10000))
+        for i, ((gs, ge), (cs, ce)) in enumerate(zip(grads, buckets, strict=True)):
+            op = b + 3100 + 100 * i
+            name = "autograd::engine::evaluate_function: AddmmBackward0"
+            events.append(_x(name, "cpu_op", op, 80, 20))
+            kernel("ampere_sgemm_64x32_tn", 20, op + 10, b + gs - d, b + ge - d, 7)
+            events.append(_x("torch::autograd::AccumulateGrad", "cpu_op", op + 50, 20, 20))
+            t = op + 20 + (50 if rank == 1 else 0)
+            events.append(_x("nccl:all_reduce", "cpu_op", t, 20, 20))
+            kernel(KERNEL_NAMES["all_reduce"], 20, t + 10, b + cs - d, b + ce, 20)
+        if amp:
+            unscale = "aten::_amp_foreach_non_finite_check_and_unscale_"
+            events.append(_x(unscale, "cpu_op", b + 9200, 100, 10))
+            kernel("void at::native::amp_unscale_kernel", 10, b + 9210, b + 10000, b + 10100, 7)
+        events.append(_x("Optimizer.step#SGD.step", "user_annotation", b + 9500, 1000, 10))
+        kernel("multi_tensor_apply_kernel", 10, b + 9600, b + 10100, b + 10400, 7)
+    return {
+        "schemaVersion": 1,
+        "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": world_size},
+        "traceEvents": events,
+    }
+
+
+def merged(documents: list[dict[str, Any]], *, marks: bool = True) -> dict[str, Any]:
+    """The ranks' documents merged into one, as AMD's TraceLens (TraceFuse) merges them.
+
+    Each rank's pids are offset by rank x 100 000 000 and its correlation ids by
+    rank x 100 000, every event gets ``args.rank`` (unless ``marks`` is False),
+    and the top-level keys such as ``distributedInfo`` are dropped.
+    """
+    events = []
+    for doc in documents:
+        rank = doc["distributedInfo"]["rank"]
+        for e in doc["traceEvents"]:
+            e = {**e, "pid": e["pid"] + rank * 100_000_000, "args": dict(e.get("args", {}))}
+            if "correlation" in e["args"]:
+                e["args"]["correlation"] += rank * 100_000
+            if marks:
+                e["args"]["rank"] = rank
+            events.append(e)
+    return {"schemaVersion": 1, "traceEvents": events}

@@ -72,7 +72,11 @@ def test_not_json(data: bytes, match: str) -> None:
 @pytest.mark.parametrize(
     ("document", "match"),
     [
-        ([{"ph": "X"}], "bare list of events"),
+        (
+            [{"ph": "X"}],
+            "a bare list of events, the legacy trace torch.autograd.profiler writes without "
+            "Kineto; this import reads Kineto's traces",
+        ),
         (42, "expected a JSON object"),
         ("a string", "expected a JSON object"),
         ({"schemaVersion": 1}, "no 'traceEvents'"),

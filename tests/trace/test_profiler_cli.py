@@ -83,8 +83,13 @@ def test_summary_json_of_an_imported_trace_and_of_the_profiles(tmp_path, capsys)
         "start_ms": 3.2,
         "end_ms": 4.7,
         "launch_ms": 3.2,
+        # rank 1's steps are 50 us later: rank 0's kernel waits 50 us for it to join
+        "peer_wait_ms": 0.05,
     }
     assert (rank0["exposed_tail_ms"], rank0["step_ms"]) == (1.4, 7.6)
+    assert rank0["peer_wait_ms"] == 0.15  # three buckets, 50 us each
+    assert first["ranks"][1]["peer_wait_ms"] == 0.0
+    assert from_profiles["iterations"][0]["ranks"][0]["peer_wait_ms"] == 0.15
 
 
 def test_summary_text_of_a_recorded_trace(tmp_path, capsys) -> None:

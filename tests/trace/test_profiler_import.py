@@ -13,7 +13,10 @@ B = a step's base on that rank). Per step k and rank r, ms from forward start
 - overlap: all-reduce union [3300, 4800] + [5600, 7400 + 200k] = 3300 + 200k us;
   compute [2200, 4200] + [4300, 6000 | 6400]; in common 900 + 500 + 400 (rank 0)
   or + 800 (rank 1) -> 1800 / (3300 + 200k) and 2200 / (3300 + 200k);
-- the broadcast (1 KiB) and the loss all-reduce after the optimizer are not buckets.
+- the broadcast (1 KiB) and the loss all-reduce after the optimizer are not buckets;
+- gradients ready (device side): the AccumulateGrad ops end at B+2150+100i, after the
+  autograd thread's launch at B+2100+100i, so each is ready when that kernel ends:
+  3200, 4200, 5500, 6000 | 6400 -> 3.1, 4.1, 5.4, 5.9 | 6.3.
 """
 
 from __future__ import annotations
@@ -99,7 +102,8 @@ def test_summary_has_the_issue_shape_and_hand_worked_values(profile) -> None:
                 ("broadcast", round(1024 / MIB, 6), 0.3, 0.4),
                 ("all_reduce", round(4 / MIB, 6), 8.5, 8.52),
             ]
-            assert entry["grad_ready_approximate_ms"] == [2.05, 2.15, 2.25, 2.35]
+            # device side: each AccumulateGrad waits for the kernel launched before it
+            assert entry["grad_ready_approximate_ms"] == [3.1, 4.1, 5.4, backward_end(r)]
     m = data["median"]
     assert m["backward_end_ms"] == pytest.approx(6.1)
     assert m["communication_end_ms"] == pytest.approx(7.5)
@@ -210,7 +214,7 @@ def test_a_subset_of_ranks_converts_with_its_ranks_noted() -> None:
 def test_two_files_of_one_rank_are_refused(tmp_path) -> None:
     copy = tmp_path / "again.json"
     copy.write_bytes(FILES[0].read_bytes())
-    with pytest.raises(ProfileError, match="both rank 0"):
+    with pytest.raises(ProfileError, match="both hold rank 0; give each rank once"):
         import_profiles([FILES[0], copy])
 
 

@@ -76,6 +76,11 @@ def test_without_record_shapes_the_sizes_are_unknown_and_the_times_hold() -> Non
     assert [p["bytes"] for p in document["parameters"]] == [None, None, None]
 
 
+def _without(doc: dict, *prefixes: str) -> dict:
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not e["name"].startswith(prefixes)]
+    return doc
+
+
 def _without_collectives(doc: dict) -> dict:
     comm = ("nccl", "c10d")
     doc["traceEvents"] = [e for e in doc["traceEvents"] if not e["name"].startswith(comm)]
@@ -95,13 +100,32 @@ def _without_collectives(doc: dict) -> dict:
             r"all-reduces without DDP \(about 3 a step before the optimizer, no "
             r"DistributedDataParallel.forward\): all-reduces made by hand are not imported",
         ),
+        (
+            # Megatron-style: all-reduces in a step with neither DDP nor an optimizer step
+            _without(ddp_run(forward=False), "Optimizer.step"),
+            r"all-reduces without DDP \(about 3 a step and no Optimizer.step, no "
+            r"DistributedDataParallel.forward\)",
+        ),
+        (
+            # every bucket all-reduce's kernel missing (the other collectives' kept)
+            _without(ddp_run(), "ncclKernel_AllReduce"),
+            r"r(ank)?\d.json: in each of its 3 steps \(ProfilerStep#100, #101, #102\) the "
+            r"all-reduce launched during backward has no kernel in the file",
+        ),
         (_without_collectives(ddp_run(world_size=1)), r"a single-rank run \(world size 1\)"),
         (
             _without_collectives(ddp_run(world_size=2)),
             r"no collectives \(no collective ops or runs\) in a run of world size 2",
         ),
     ],
-    ids=["fsdp", "hand-made-all-reduces", "single-rank", "no-collectives"],
+    ids=[
+        "fsdp",
+        "hand-made-all-reduces",
+        "no-ddp-no-optimizer",
+        "all-reduce-without-kernel",
+        "single-rank",
+        "no-collectives",
+    ],
 )
 def test_what_a_run_is_said_at_the_cli_and_the_upload(tmp_path, capsys, doc, match) -> None:
     with pytest.raises(ProfileError, match=match):

@@ -203,7 +203,9 @@ def test_the_chart_labels_each_ranks_rows_and_marks_the_tail(page: Page, server:
     assert worst.bounding_box()["y"] < chart.bounding_box()["y"]
 
 
-def test_on_a_phone_the_chart_is_within_the_first_screen(browser, server: str, ui) -> None:
+def test_on_a_phone_the_chart_is_within_the_first_screen(
+    browser, server: str, ui, tmp_path
+) -> None:
     context = browser.new_context(
         viewport={"width": 390, "height": 844},
         is_mobile=True,
@@ -229,6 +231,15 @@ def test_on_a_phone_the_chart_is_within_the_first_screen(browser, server: str, u
         assert widths and all(w <= room for w, room in widths), widths
         # The rows are still labelled, on two lines.
         expect(chart.locator("text", has_text=re.compile(r"^all-reduces$"))).to_have_count(2)
+        # Every rank's profiles add the peer-wait table: it fits as well.
+        file_input(page).set_input_files([str(f) for f in two_gzipped_profiles(tmp_path)])
+        name = "How long each rank's all-reduces waited for their peers"
+        peers = page.get_by_role("region", name=name, exact=True)
+        expect(peers.locator(".tv-table")).to_be_visible(timeout=TIMEOUT)
+        widths = tables.evaluate_all(
+            "ts => ts.map(t => [t.offsetWidth, t.parentElement.clientWidth])"
+        )
+        assert all(w <= room for w, room in widths), widths
     finally:
         context.close()
 
@@ -304,6 +315,15 @@ def test_two_gzipped_profiles_are_imported_described_and_drawn(
         expect(chart.locator("text", has_text=re.compile(f"^{name}$"))).to_have_count(1)
     # Tinted (not yet reached by the playhead): 3 layers, 3 all-reduces, 1 optimizer per rank.
     expect(chart.locator('rect[data-layer="not-reached"]')).to_have_count(2 * 7)
+    # Every rank's file on one clock: rank 0's all-reduce kernels start 50 us before rank
+    # 1's and spin until it joins (3 buckets: 0.15 ms of its 3.50 ms), rank 1 waits none.
+    name = "How long each rank's all-reduces waited for their peers"
+    peers = page.get_by_role("region", name=name, exact=True)
+    expect(peers.get_by_role("columnheader", name="Peer wait (median iteration)")).to_be_visible()
+    expect(peers.get_by_role("row", name=re.compile(r"^Rank 0 "))).to_contain_text("0.15 ms")
+    expect(peers.get_by_role("row", name=re.compile(r"^Rank 1 "))).to_contain_text("0.00 ms")
+    defining = page.get_by_role("region", name="Which rank defined each bucket's readiness")
+    expect(defining).to_contain_text("ready last on the GPU")
     ui.assert_no_serious_axe_violations(page)
 
 

@@ -585,6 +585,16 @@ def test_two_profile_files_gzipped_or_not_are_drawn_as_worked_out(view, packed0,
     })  # fmt: skip
     assert [d["counts"] for d in s["defining"]] == [[0, 3]] * 3
     assert [d["mib"] for d in s["defining"]] == [1.0, 2.0, 0.25]
+    # Every rank's file, one clock: rank 0's kernels start 50 us before rank 1's and spin
+    # until it joins, 3 x 50 us of its 1.5 + 1.0 + 1.0 ms of all-reduce kernels.
+    assert s["defined_on_device"] is True
+    assert s["peer_waits"] == [
+        {"rank": 0, "wait_ms": pytest.approx(0.15), "allreduce_ms": pytest.approx(3.5)},
+        {"rank": 1, "wait_ms": 0.0, "allreduce_ms": pytest.approx(3.5)},
+    ]
+    assert "Peer waits (all-reduce kernels spinning for the last rank): rank 0 0.15" in (
+        view.describe()
+    )
     assert s["source"] == (
         f"Your upload {names[0]} + {names[1]}: torch.profiler files imported as a trace, "
         "3 buckets of 1, 2 and 0.25 MiB, 2 ranks."
@@ -794,7 +804,7 @@ def _without(kinds) -> bytes:
         ),
         (
             lambda: [("a.json", profile_bytes(0)), ("b.json", profile_bytes(0))],
-            "are both rank 0",
+            "both hold rank 0; give each rank once",
         ),
         (lambda: [("empty.json.gz", b"")], "empty.json.gz is empty (0 bytes)"),
     ],

@@ -252,6 +252,12 @@ class TraceView(WidgetComponent):
             if r.n_buckets == 1
             else f"Readiness of buckets 0 to {r.n_buckets - 1} is defined by rank {ranks}. "
         )
+        if r.peer_wait is not None:
+            waits = ", ".join(
+                f"rank {run_rank(r.trace, k)} {ms(float(r.peer_wait[k].sum()))}"
+                for k in range(r.n_ranks)
+            )
+            defined += f"Peer waits (all-reduce kernels spinning for the last rank): {waits}. "
         if not r.has_model:
             return (
                 head

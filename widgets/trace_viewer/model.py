@@ -149,14 +149,19 @@ class TraceViewResult:
     backward_return: np.ndarray  # (R,)
     optimizer_start: np.ndarray  # (R,)
     optimizer_end: np.ndarray  # (R,)
-    defining_rank: np.ndarray  # (B,) the rank that issued each bucket last, in this iteration
-    defining_counts: np.ndarray  # (R, B) iterations in which each rank issued the bucket last
+    # (B,) the rank that defined each bucket's readiness in this iteration: that issued it
+    # last, or on a GPU trace whose gradients for it were ready last on the device
+    defining_rank: np.ndarray
+    defining_counts: np.ndarray  # (R, B) iterations in which each rank defined the bucket
     measured: dict[str, float]  # QUANTITIES, of this iteration or medians
     fit: Fit | None  # None: the model could not be fitted (``fit_error`` says why)
     fitted_on_self: bool  # the trace's parameters differ from the others': fitted on itself
     prediction: Prediction | None  # for this trace's own layout (None without a fit)
     what_if: WhatIf | None  # None without a fit
     fit_error: str | None = None  # why the model could not be fitted; the trace is drawn anyway
+    # (R, B) ms each rank's all-reduce waited for its last peer (this iteration or the
+    # median); None when the trace does not hold it (not every rank's profile)
+    peer_wait: np.ndarray | None = None
 
     @property
     def n_ranks(self) -> int:
@@ -303,8 +308,11 @@ def trace_view(
         backward_return=shown(trace.backward_return),
         optimizer_start=shown(trace.optimizer_start),
         optimizer_end=shown(trace.optimizer_end),
-        defining_rank=np.argmax(issue, axis=0),
+        defining_rank=np.argmax(ready if trace.device_times else issue, axis=0),
         defining_counts=counts,
+        peer_wait=None
+        if trace.peer_wait is None
+        else (np.median(trace.peer_wait, axis=0) if pick is None else trace.peer_wait[pick]),
         measured=_quantities(m, pick),
         fit=fitted,
         fitted_on_self=on_self,

@@ -95,6 +95,8 @@ def page_state(r: TraceViewResult, quantities: dict, uploaded: bool) -> dict:
         "run": run_state(r.trace),
         "fit": fit_state(r),
         "defining": defining_state(r),
+        "defined_on_device": r.trace.device_times,
+        "peer_waits": peer_wait_state(r),
         "machine": machine_state(r.trace),
         "what_if": what_if_state(r),
         "table": chart_table(r, lanes),
@@ -307,6 +309,21 @@ def defining_state(r: TraceViewResult) -> list[dict]:
             "counts": [int(r.defining_counts[k, b]) for k in range(r.n_ranks)],
         }
         for b in range(r.n_buckets)
+    ]
+
+
+def peer_wait_state(r: TraceViewResult) -> list[dict] | None:
+    """Per rank: ms its all-reduces waited for the last peer, of how many ms they ran."""
+    if r.peer_wait is None:
+        return None
+    busy = (r.bucket_complete - r.bucket_start).sum(axis=1)
+    return [
+        {
+            "rank": run_rank(r.trace, k),
+            "wait_ms": round(float(r.peer_wait[k].sum()), 4),
+            "allreduce_ms": round(float(busy[k]), 4),
+        }
+        for k in range(r.n_ranks)
     ]
 
 

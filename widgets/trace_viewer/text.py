@@ -189,7 +189,7 @@ def profile_limits(trace: Trace) -> str | None:
         "What a profile cannot show: which parameter each gradient belongs to, and when "
         "each one was ready. A profile names no parameters, so each of the "
         f"{b} bucket{'s' * (b != 1)} is one pseudo-parameter ({names}), ready when the last "
-        f"backward compute before its all-reduce ended: approximate{when}. Nor does it "
+        f"backward compute launched before its all-reduce ended: approximate{when}. Nor does it "
         "record the machine's CPU cores, threads per rank or the bucket cap. What that does "
         "to the fit: the per-layer backward terms are fitted per bucket, not per layer (all "
         "the backward between two all-reduces is one term), and a what-if cap can only "

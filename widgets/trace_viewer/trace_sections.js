@@ -87,9 +87,18 @@ function table(head, rows, caption) {
   );
 }
 
+// On a GPU trace the defining rank is the one whose gradients were ready last on the
+// device (the host runs ahead of it); on a CPU trace, the one that issued last.
+export function definingNote(state) {
+  return state.defined_on_device
+    ? "The rank whose gradients for a bucket were ready last on the GPU: every other rank's all-reduce waited for it. (Which host issued last says little: hosts run ahead of their GPUs.)"
+    : "The rank that issued a bucket's all-reduce last: every other rank waited for it.";
+}
+
 export function drawDefining(el, state) {
   const n = state.n_iterations;
-  const shown = state.median ? "Issued last, median iteration" : "Issued last, this iteration";
+  const what = state.defined_on_device ? "Ready last" : "Issued last";
+  const shown = `${what}, ${state.median ? "median iteration" : "this iteration"}`;
   const who = state.ranks.map((lane) => lane.run_rank);
   const rows = state.defining.map((d) => [
     String(d.bucket),
@@ -99,7 +108,26 @@ export function drawDefining(el, state) {
     d.counts.map((c, k) => `rank ${who[k]}: ${c}`).join(", ") + ` of ${n}`,
   ]);
   // A soft hyphen lets the longest heading break on a phone instead of widening the table.
-  const head = ["Bucket", "Param\u00ADeters", "MiB", shown, `Issued last, in the ${n} iterations`];
+  const head = ["Bucket", "Param\u00ADeters", "MiB", shown, `${what}, in the ${n} iterations`];
+  el.replaceChildren(table(head, rows));
+}
+
+// Each rank's peer wait: how long its all-reduce kernels spun, already started, until the
+// last rank's kernel of the bucket started (only a profile of every rank holds it).
+export function drawPeerWaits(el, state) {
+  const waits = state.peer_waits;
+  if (!waits) {
+    el.replaceChildren();
+    return;
+  }
+  const when = state.median ? "median iteration" : "this iteration";
+  const rows = waits.map((w) => [
+    `Rank ${w.rank}`,
+    fmt(w.wait_ms, MS),
+    fmt(w.allreduce_ms, MS),
+    w.allreduce_ms > 0 ? fmt((100 * w.wait_ms) / w.allreduce_ms, PCT) : "—",
+  ]);
+  const head = ["Rank", `Peer wait (${when})`, "All-reduce kernels ran", "Share spent waiting"];
   el.replaceChildren(table(head, rows));
 }
 

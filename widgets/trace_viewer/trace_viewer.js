@@ -10,7 +10,9 @@ import { mountWidget } from "../common/js/frame.js";
 import { fmt } from "../common/js/rules.js";
 import CSS from "./trace_viewer.css";
 import { chartKey, drawChart } from "./trace_chart.js";
-import { WHAT_IF_ORDER, drawDefining, drawFit, drawMachine, drawQuantities, drawRun, drawWhatIf } from "./trace_sections.js";
+import {
+  WHAT_IF_ORDER, definingNote, drawDefining, drawFit, drawMachine, drawPeerWaits, drawQuantities, drawRun, drawWhatIf,
+} from "./trace_sections.js";
 import { MS, PCT, plain } from "./trace_units.js";
 import { uploadControl } from "./trace_upload.js";
 
@@ -22,6 +24,13 @@ const MEDIAN_NOTE =
   "Each number is its own median over the iterations, so the tail need not be exactly the " +
   "difference of the two medians above it. Choose one iteration (Iteration 1 or more) to see them add up.";
 const NO_MODEL = "no model: it could not be fitted to this trace";
+// NCCL's collectives block until every rank has called them (NCCL documentation,
+// "Collective Operations"); HolisticTraceAnalysis calls this time a straggler wait.
+const PEER_NOTE =
+  "An all-reduce kernel starts when its own GPU reaches it, then spins until every rank's kernel " +
+  "has started: nothing moves before the last rank joins. The peer wait is that spin, from this " +
+  "rank's kernel start to the last rank's, summed over the buckets. It counts as all-reduce time, " +
+  "but it is neither transfer nor overlap. Read from the profiles of every rank, on one clock.";
 
 export function render({ model, el }) {
   const r = {};
@@ -43,6 +52,10 @@ export function render({ model, el }) {
       r.run = h("div", { class: "tv-run" });
       r.machine = h("div", { class: "tv-machine" });
       r.defining = h("div", { class: "ol-table-scroll" });
+      r.definingNote = h("p", { class: "tv-note" });
+      r.peerWaits = h("div", { class: "ol-table-scroll" });
+      r.peerSection = p.section("How long each rank's all-reduces waited for their peers",
+        h("p", { class: "tv-note" }, PEER_NOTE), r.peerWaits);
       r.fitText = h("p", { class: "tv-note" });
       r.fit = h("div", { class: "ol-table-scroll" });
       r.whatIfText = h("p", { class: "tv-note" });
@@ -60,9 +73,8 @@ export function render({ model, el }) {
           p.section("Measured and model, in the order of the step", r.tailNote, r.qGrid, r.medianNote),
           p.section("What this run was", r.run),
           p.section("Where this trace was recorded", r.machine),
-          p.section("Which rank defined each bucket's readiness",
-            h("p", { class: "tv-note" }, "The rank that issued a bucket's all-reduce last: every other rank waited for it."),
-            r.defining),
+          p.section("Which rank defined each bucket's readiness", r.definingNote, r.defining),
+          r.peerSection,
           p.section("The fitted model", r.fitText, r.fit),
           p.section("What if the bucket cap were different?", r.whatIfText, r.whatIfTerms, r.whatIfGrid),
         ],
@@ -90,7 +102,10 @@ export function render({ model, el }) {
       show(r.medianNote, state.median);
       drawRun(r.run, state.run);
       drawMachine(r.machine, state.machine);
+      r.definingNote.textContent = definingNote(state);
       drawDefining(r.defining, state);
+      show(r.peerSection, !!state.peer_waits);
+      drawPeerWaits(r.peerWaits, state);
       drawFit(r, state);
       drawWhatIf(r, state.what_if, state.fit);
     },
