@@ -12,7 +12,7 @@ import panel as pn
 
 from traces.commands import add_trace_commands, run_trace_command
 
-from .server.serve_options import ServeOptions
+from .server.serve_options import COURSE_OPTIONS, ServeOptions
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         "export", help="write the index, every lesson and every widget as static files"
     )
     export_parser.add_argument("dir", type=Path, help="the folder to write (created if missing)")
+    ServeOptions.add_arguments(export_parser, only=COURSE_OPTIONS)
     export_parser.add_argument(
         "--live", default="", metavar="URL", help="the live lab's address, linked from the copy"
     )
@@ -33,8 +34,32 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write one self-contained HTML file per widget and lesson (single/)",
     )
+    check_parser = sub.add_parser(
+        "check",
+        help="check a course's lessons: directives against the widgets, numbers against the "
+        "model (exit 1 naming the file and line of each fault)",
+    )
+    ServeOptions.add_arguments(check_parser, only=COURSE_OPTIONS)
+    check_parser.add_argument(
+        "files", nargs="*", type=Path, metavar="FILE", help="only these lesson files"
+    )
     add_trace_commands(sub)
     return parser
+
+
+def course_from(args: argparse.Namespace, command: str) -> None:
+    """Use the course the command line names (``--lessons``), or exit saying what is wrong."""
+    from lessons import LessonError
+    from lessons.course import use_course
+
+    options = ServeOptions(**{n: getattr(args, n) for n in COURSE_OPTIONS})
+    try:
+        lessons = use_course(options.course())
+    except LessonError as exc:
+        raise SystemExit(f"overlap-lab {command}: {exc}") from None
+    logging.getLogger("overlap-lab").info(
+        "course: %d lessons (%s)", len(lessons), ", ".join(lessons)
+    )
 
 
 def serve(options: ServeOptions) -> None:
@@ -83,9 +108,16 @@ def main(argv: list[str] | None = None) -> None:
             options = ServeOptions.from_args(args)
         except ValueError as exc:  # a value out of its bounds: say which, as argparse does
             raise SystemExit(f"overlap-lab serve: {exc}") from None
+        course_from(args, "serve")
         serve(options)
     elif args.command == "export":
+        course_from(args, "export")
         export(args.dir, args.live, args.single_file)
+    elif args.command == "check":
+        from lessons.check import check_course
+
+        folders, builtin = args.lessons, not args.no_builtin_lessons
+        raise SystemExit(check_course(folders, builtin, args.files))
     else:
         try:
             code = run_trace_command(args)

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.pages.lesson_page import experiment_note
-from lessons import Lesson, load_lessons
+from lessons import Lesson
+from lessons.course import course_lessons
 from lessons.parser import Experiment, WidgetBlock
 from widgets.registry import WIDGETS
 
@@ -101,11 +102,11 @@ def packed(states: dict) -> bytes:
     return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
-def _packed_page(task: tuple[str, str], live: str) -> bytes:
-    kind, name = task
-    if kind == "widget":
-        return packed(widget_page_states(name, live))
-    return packed(lesson_page_states(load_lessons()[name], live))
+def _packed_page(task: tuple[str, str] | Lesson, live: str) -> bytes:
+    # A lesson travels whole: a worker process need not know which course is in use.
+    if isinstance(task, Lesson):
+        return packed(lesson_page_states(task, live))
+    return packed(widget_page_states(task[1], live))
 
 
 def export_course(out: Path, live: str = "", single_file: bool = False) -> ExportReport:
@@ -116,13 +117,14 @@ def export_course(out: Path, live: str = "", single_file: bool = False) -> Expor
     for name in WIDGETS:
         report.write(f"assets/{bundle_path(name).name}", bundle_path(name).read_bytes())
     report.write(f"assets/{STATIC_SOURCE.name}", STATIC_SOURCE.read_bytes())
-    lessons = list(load_lessons().values())
+    lessons = list(course_lessons().values())
     pages: list[tuple[Page, Page]] = [(widget_page(n, live),) * 2 for n in WIDGETS]
     pages += [
         (lesson_page(lesson, lessons, live), lesson_page(lesson, lessons, live, nav=False))
         for lesson in lessons
     ]
-    tasks = [("widget", n) for n in WIDGETS] + [("lesson", lesson.name) for lesson in lessons]
+    tasks: list[tuple[str, str] | Lesson] = [("widget", n) for n in WIDGETS]
+    tasks += lessons
     # Pages are independent: one process per core computes them.
     with ProcessPoolExecutor(max_workers=min(len(tasks), os.cpu_count() or 1)) as pool:
         packs = list(pool.map(_packed_page, tasks, [live] * len(tasks)))

@@ -34,3 +34,20 @@ def test_a_file_in_place_of_the_folder_is_refused_with_a_message(tmp_path):
         main(["export", str(taken)])
     assert f"{taken} is a file, not a folder" in str(exc.value)
     assert taken.read_text() == "not a folder"
+
+
+def test_export_writes_a_courses_own_lessons_beside_or_without_the_products(tmp_path, capsys):
+    own = tmp_path / "course"
+    own.mkdir()
+    (own / "our-first.md").write_text(
+        "---\ntitle: Our first\nsummary: Ours.\n---\nProse.\n\n```widget queue-lab\n"
+        "arrival: 4\n```\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "copy"
+    main(["export", str(out), "--lessons", str(own), "--no-builtin-lessons"])
+    assert sorted(p.name for p in (out / "lessons").iterdir()) == ["our-first"]
+    assert (out / "lessons" / "our-first" / "states.json.gz").stat().st_size > 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'href="./lessons/our-first/index.html"' in index
+    assert "wrote " in capsys.readouterr().out
