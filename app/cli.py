@@ -34,6 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write one self-contained HTML file per widget and lesson (single/)",
     )
+    export_parser.add_argument(
+        "--state",
+        action="append",
+        default=[],
+        metavar="WIDGET?KEY=VALUE&...",
+        help="also hold these settings on the widget's page, with its axes "
+        "(repeatable; 'bucket-timeline?preset=Latency-bound&ranks=16')",
+    )
     check_parser = sub.add_parser(
         "check",
         help="check a course's lessons: directives against the widgets, numbers against the "
@@ -83,15 +91,20 @@ def serve(options: ServeOptions) -> None:
     )
 
 
-def export(out: Path, live: str, single_file: bool) -> None:
-    """Write the course as static files and say what was written."""
+def export(out: Path, live: str, single_file: bool, states: list[str] = ()) -> None:
+    """Write the course as static files, saying each page as it is written, then the total."""
     from .export.course import export_course
+    from .export.wanted import wanted_states
 
     if out.exists() and not out.is_dir():
         raise SystemExit(f"overlap-lab export: {out} is a file, not a folder")
     if live and not live.startswith(("http://", "https://")):
         raise SystemExit(f"overlap-lab export: --live must be an http(s) address, not {live!r}")
-    report = export_course(out, live, single_file)
+    try:
+        more = wanted_states(states)
+    except ValueError as exc:
+        raise SystemExit(f"overlap-lab export: --state {exc}") from None
+    report = export_course(out, live, single_file, more, lambda line: print(line, flush=True))
     largest = max(report.files.items(), key=lambda item: item[1])
     print(
         f"wrote {len(report.files)} files, {report.total / 1e6:.2f} MB, into {out} "
@@ -112,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         serve(options)
     elif args.command == "export":
         course_from(args, "export")
-        export(args.dir, args.live, args.single_file)
+        export(args.dir, args.live, args.single_file, args.state)
     elif args.command == "check":
         from lessons.check import check_course
 
