@@ -297,9 +297,15 @@ def test_a_widget_page_shows_the_state_its_address_names(page: Page, site: str):
     expect(page.get_by_role("alert")).to_have_count(0)
     # An axis of the author's state is held too: layers per bucket from 16 ranks.
     enter(page, "Layers per bucket", "6")
+    six = BucketConfig(ranks=16, layers_per_bucket=6)
+    expect(readout(page, "Exposed tail")).to_have_text(re.compile("^" + _tail(six)))
+    # The address follows, as on a live page: a link to what is shown, kept on reload.
+    expect(page).to_have_url(re.compile(r"\?preset=Overlap\+works&layers_per_bucket=6&ranks=16$"))
+    page.reload()
     expect(readout(page, "Exposed tail")).to_have_text(
-        re.compile("^" + _tail(BucketConfig(ranks=16, layers_per_bucket=6)))
+        re.compile("^" + _tail(six)), timeout=TIMEOUT
     )
+    expect(field(page, "Ranks")).to_have_value("16")
 
 
 def test_a_value_the_copy_lacks_in_the_address_is_named_at_its_control(page: Page, site: str):

@@ -267,6 +267,8 @@ export function staticModel(widget, live = "", search = "") {
     }
   };
   model.experiment = experiment;
+  /** The shown state's settings as a URL query (`preset=Latency-bound&layers_per_bucket=2`). */
+  model.query = () => record().query || "";
   // A page around the copy (a class round) sets what it owns, such as the lock.
   model.update = set;
   const asked = search && search !== "?" ? fromAddress(search) : { errors: {}, notices: [] };
@@ -327,6 +329,23 @@ function failed(slot, what, error) {
 }
 
 /**
+ * On a widget's own page the address follows the settings shown, as on a live page: a
+ * copy's address is a link to what is on screen (a state the copy holds).
+ */
+function followAddress(model, win) {
+  model.on("values", () => {
+    const url = new URL(win.location.href);
+    url.search = model.query() ? `?${model.query()}` : "";
+    if (url.href === win.location.href) return;
+    try {
+      win.history.replaceState(win.history.state, "", url.href);
+    } catch {
+      // A browser that keeps a file's address as it is: the page works the same.
+    }
+  });
+}
+
+/**
  * Mount every widget slot of the page (`[data-widget=i]`) with its bundle's `render`
  * (`renders[name]`) over its static model, and wire the lesson's experiment buttons.
  */
@@ -351,6 +370,7 @@ export async function mountPage(renders, doc = document) {
       failed(slot, "its states are not what this page expects", error);
     }
   }
+  if (page.address && models[0]) followAddress(models[0], doc.defaultView || window);
   doc.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-experiment]");
     if (!button) return;
