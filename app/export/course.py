@@ -1,9 +1,10 @@
 """``overlap-lab export DIR``: the index, every lesson and every widget as static files.
 
-The folder holds ``index.html``, ``assets/`` (the bundles and the static state
-source), one folder per widget and per lesson with its ``index.html`` and
-``states.json.gz``, and with ``--single-file`` also ``single/<name>.html``:
-one self-contained file per widget and lesson.
+The folder holds ``index.html``, ``embed.js`` (what a course page includes once
+so that every iframe of the copy takes its content's height), ``assets/`` (the
+bundles and the static state source), one folder per widget and per lesson with
+its ``index.html`` and ``states.json.gz``, and with ``--single-file`` also
+``single/<name>.html``: one self-contained file per widget and lesson.
 """
 
 from __future__ import annotations
@@ -11,13 +12,19 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app.pages.lesson_page import experiment_note
-from lessons import Lesson, load_lessons
+from lessons import Lesson
+from lessons.course import course_lessons
 from lessons.parser import Experiment, WidgetBlock
+from widgets.common.embed import EMBED_SCRIPT
+from widgets.model.settings import setting_names
 from widgets.registry import WIDGETS
 
 from .pages import (
@@ -55,11 +62,17 @@ class ExportReport:
 
 
 def widget_entry(states, shared, notes: dict[int, str]) -> dict:
-    """One widget's states as a page's static source reads them."""
+    """One widget's states as a page's static source reads them.
+
+    ``keys`` are its URL keys and ``settings`` the names a live page's notice for
+    an unknown key lists (sorted, as :func:`widgets.url_state.settings_from_query`).
+    """
     spec = states.spec
     return {
         "name": spec.name,
         "title": spec.title,
+        "keys": spec.keys,
+        "settings": sorted(setting_names(spec.settings)),
         **shared,
         "records": states.records,
         "configurations": states.configurations,
@@ -68,10 +81,19 @@ def widget_entry(states, shared, notes: dict[int, str]) -> dict:
     }
 
 
-def widget_page_states(name: str, live: str) -> dict:
-    """A widget page's states: its defaults, named configurations and declared axes."""
-    states, shared = widget_states(WIDGETS[name])
-    return {"widgets": [widget_entry(states, shared, {})], "experiments": {}, "live": live}
+def widget_page_states(name: str, live: str, more: Sequence[Mapping[str, Any]] = ()) -> dict:
+    """A widget page's states: its defaults, named configurations and declared axes, and
+    ``more`` settings (a course author's, ``export --state``) with their axes.
+
+    ``address``: the page starts from the settings in its address, as a live page does.
+    """
+    states, shared = widget_states(WIDGETS[name], more=[dict(m) for m in more])
+    return {
+        "widgets": [widget_entry(states, shared, {})],
+        "experiments": {},
+        "live": live,
+        "address": True,
+    }
 
 
 def lesson_page_states(lesson: Lesson, live: str) -> dict:
@@ -101,35 +123,56 @@ def packed(states: dict) -> bytes:
     return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
-def _packed_page(task: tuple[str, str], live: str) -> bytes:
-    kind, name = task
-    if kind == "widget":
-        return packed(widget_page_states(name, live))
-    return packed(lesson_page_states(load_lessons()[name], live))
+def _packed_page(task: tuple[str, str] | Lesson, live: str, more: Mapping) -> bytes:
+    # A lesson travels whole: a worker process need not know which course is in use.
+    if isinstance(task, Lesson):
+        return packed(lesson_page_states(task, live))
+    return packed(widget_page_states(task[1], live, more.get(task[1], ())))
 
 
-def export_course(out: Path, live: str = "", single_file: bool = False) -> ExportReport:
-    """Write the whole course into ``out`` (files of an earlier export are replaced)."""
+def export_course(
+    out: Path,
+    live: str = "",
+    single_file: bool = False,
+    more: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ExportReport:
+    """Write the whole course into ``out`` (files of an earlier export are replaced).
+
+    ``more`` holds, per widget name, a course author's settings to precompute on the
+    widget's page beside its own (``export --state``); ``progress`` is told each
+    page as it is written.
+    """
     live = live.rstrip("/")
+    more = dict(more or {})
     report = ExportReport(out)
-    report.write("index.html", index_page(live))
+    lessons = list(course_lessons().values())
+    report.write("index.html", index_page(live, single_file, lessons))
+    report.write("embed.js", EMBED_SCRIPT)
     for name in WIDGETS:
         report.write(f"assets/{bundle_path(name).name}", bundle_path(name).read_bytes())
     report.write(f"assets/{STATIC_SOURCE.name}", STATIC_SOURCE.read_bytes())
-    lessons = list(load_lessons().values())
     pages: list[tuple[Page, Page]] = [(widget_page(n, live),) * 2 for n in WIDGETS]
     pages += [
         (lesson_page(lesson, lessons, live), lesson_page(lesson, lessons, live, nav=False))
         for lesson in lessons
     ]
-    tasks = [("widget", n) for n in WIDGETS] + [("lesson", lesson.name) for lesson in lessons]
+    tasks: list[tuple[str, str] | Lesson] = [("widget", n) for n in WIDGETS]
+    tasks += lessons
     # Pages are independent: one process per core computes them.
+    started = time.monotonic()
     with ProcessPoolExecutor(max_workers=min(len(tasks), os.cpu_count() or 1)) as pool:
-        packs = list(pool.map(_packed_page, tasks, [live] * len(tasks)))
-    for (page, alone), data in zip(pages, packs, strict=True):
-        folder = page.path.rsplit("/", 1)[0]
-        report.write(page.path, served_html(page))
-        report.write(f"{folder}/states.json.gz", data)
-        if single_file:
-            report.write(f"single/{folder.rsplit('/', 1)[-1]}.html", single_html(alone, data))
+        packs = pool.map(_packed_page, tasks, [live] * len(tasks), [more] * len(tasks))
+        for n, ((page, alone), data) in enumerate(zip(pages, packs, strict=True), 1):
+            folder = page.path.rsplit("/", 1)[0]
+            single = f"single/{folder.rsplit('/', 1)[-1]}.html"
+            report.write(page.path, served_html(page, single if single_file else ""))
+            report.write(f"{folder}/states.json.gz", data)
+            if single_file:
+                report.write(single, single_html(alone, data))
+            if progress is not None:
+                progress(
+                    f"[{n}/{len(pages)}] {folder}/ ({len(data) / 1e6:.2f} MB of states, "
+                    f"{time.monotonic() - started:.1f} s)"
+                )
     return report

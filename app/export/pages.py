@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,12 +25,31 @@ from widgets.registry import WIDGETS
 
 STATIC_SOURCE = COMMON_JS / "static_source.js"
 
+#: The note a page of the folder shows when opened as a file (where its scripts cannot run).
+FILE_NOTE_CSS = f"""
+.ol-file-note {{ font: 16px/1.5 {theme.FONT}; color: {theme.INK}; border: 2px solid {theme.LINK};
+  border-radius: 8px; padding: 12px 16px; margin: 8px 0 16px 0; max-width: 820px;
+  background: #ffffff; }}
+.ol-file-note[hidden] {{ display: none; }}
+.ol-file-note a {{ color: {theme.LINK}; }}
+"""
+#: Shows the file note, from a classic script: a module script never runs from file://.
+SHOW_FILE_NOTE = (
+    '<script>if (location.protocol === "file:") document.querySelectorAll(".ol-file-note")'
+    ".forEach(function (e) { e.hidden = false; });</script>"
+)
+SERVE_HINT = (
+    "serve the folder: in a terminal in the folder that holds this copy's "
+    "<code>index.html</code>, run <code>python3 -m http.server 8000</code>, then open "
+    '<a href="http://localhost:8000/">http://localhost:8000/</a>.'
+)
+
 PAGE_CSS = f"""
 body {{ font: 16px/1.6 {theme.FONT}; color: {theme.INK}; }}
 main.ol-page {{ padding: 12px clamp(12px, 3vw, 24px) 32px; }}
 .ol-copy-note {{ font: 14px/1.4 {theme.FONT}; color: {theme.MUTED}; margin: 4px 0 12px 0; }}
 .ol-copy-note a, .ol-prose a {{ color: {theme.LINK}; }}
-{theme.FRAME_CSS}{theme.HEADER_CSS}{theme.PROSE_CSS.replace(":host", ".ol-prose")}
+{FILE_NOTE_CSS}{theme.FRAME_CSS}{theme.HEADER_CSS}{theme.PROSE_CSS.replace(":host", ".ol-prose")}
 """
 
 #: The viewport tag, and no icon to ask a static host for (a request that would fail).
@@ -75,6 +95,24 @@ def copy_note(live: str) -> str:
     )
 
 
+def file_note(what: str, singles: list[tuple[str, str]]) -> str:
+    """What a page opened from ``file://`` says instead of widgets that cannot load.
+
+    ``what`` names the page's part that needs a server; ``singles`` are the
+    ``(title, href)`` of the single files that work from a file, if written.
+    """
+    why = (
+        f"<strong>Opened as a file, {what} cannot run here</strong>: browsers do not run "
+        "this copy's scripts from <code>file://</code>. "
+    )
+    if singles:
+        links = ", ".join(f'<a href="{html.escape(h)}">{html.escape(t)}</a>' for t, h in singles)
+        how = f"Open the single files, which work from a file: {links}; or {SERVE_HINT}"
+    else:
+        how = f"To open it, {SERVE_HINT}"
+    return f'<p class="ol-file-note" hidden>{why}{how}</p>{SHOW_FILE_NOTE}'
+
+
 def widget_page(name: str, live: str) -> Page:
     """A widget on its own page, as ``/<name>`` serves it."""
     spec = WIDGETS[name]
@@ -92,13 +130,23 @@ def lesson_page(lesson: Lesson, lessons: list[Lesson], live: str, nav: bool = Tr
     return Page(path, lesson.title, html.escape(lesson.summary), body, names)
 
 
-def index_page(live: str) -> str:
+def index_page(live: str, single_file: bool = False, lessons: Sequence[Lesson] = ()) -> str:
     """The index as the server writes it, its links to this copy's folders.
 
     Classes need the server: the index's link to them goes to the live lab, or
-    the section is left out of a copy without one.
+    the section is left out of a copy without one. Opened from ``file://`` it
+    says so, linking the single files when ``single_file`` wrote them.
     """
+    singles = (
+        [(s.title, f"./single/{s.name}.html") for s in WIDGETS.values()]
+        + [(x.title, f"./single/{x.name}.html") for x in lessons]
+        if single_file
+        else []
+    )
+    note = file_note("the widget and lesson pages of this copy", singles)
     text = index_html(".").replace("<head>", f"<head>{NO_ICON}", 1)
+    text = text.replace("</style>", f"{FILE_NOTE_CSS}</style>", 1)
+    text = text.replace("<main>", f"<main>{note}", 1)
     text = re.sub(r'href="\./([\w-]+(?:/[\w-]+)?)"', r'href="./\1/index.html"', text)
     if live:
         return text.replace('href="./class/index.html"', f'href="{html.escape(live)}/class"')
@@ -112,10 +160,10 @@ def _head(title: str, css: str) -> str:
     )
 
 
-def _frame(page: Page) -> str:
+def _frame(page: Page, before: str = "") -> str:
     return (
         f'<body><main class="ol-page"><header class="ol-header"><h1>{html.escape(page.title)}'
-        f"</h1><p>{page.subtitle}</p></header>{page.body}</main>"
+        f"</h1><p>{page.subtitle}</p></header>{before}{page.body}</main>"
     )
 
 
@@ -123,8 +171,14 @@ def _render_map(names: tuple[str, ...]) -> str:
     return "{" + ", ".join(f'"{n}": r{i}' for i, n in enumerate(dict.fromkeys(names))) + "}"
 
 
-def served_html(page: Page) -> str:
-    """The page as files: bundles imported from ``assets/``, states fetched beside it."""
+def served_html(page: Page, single: str = "") -> str:
+    """The page as files: bundles imported from ``assets/``, states fetched beside it.
+
+    ``single`` is the page's single file (relative to the export), if written: the
+    page opened from ``file://`` links to it.
+    """
+    here = [(f"{page.title} as a single file", f"{page.root}/{single}")] if single else []
+    note = file_note("this page's widgets", here)
     names = tuple(dict.fromkeys(page.widgets))
     imports = "".join(
         f'import {{ render as r{i} }} from "{page.root}/assets/{bundle_path(n).name}";\n'
@@ -134,7 +188,7 @@ def served_html(page: Page) -> str:
         f'<script type="module">\nimport {{ mountPage }} from "{page.root}/assets/'
         f'{STATIC_SOURCE.name}";\n{imports}mountPage({_render_map(names)});\n</script>'
     )
-    return _head(page.title, PAGE_CSS) + _frame(page) + script + "</body></html>"
+    return _head(page.title, PAGE_CSS) + _frame(page, note) + script + "</body></html>"
 
 
 def _inline_bundle(name: str, index: int) -> str:

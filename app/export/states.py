@@ -122,12 +122,14 @@ def widget_states(
     settings: dict[str, Any] | None = None,
     experiments: Sequence[tuple[int, str, dict[str, Any]]] = (),
     axes: bool = True,
+    more: Sequence[dict[str, Any]] = (),
 ) -> tuple[WidgetStates, dict[str, Any]]:
     """Every state of one widget, started from ``settings`` (a page's URL keys or a lesson's).
 
     ``experiments`` are ``(number, note, settings)`` that a lesson's buttons load; each
     is recorded from every state the widget can be in after them. ``axes`` adds
-    the named configurations and the declared axes (a widget's own page).
+    the named configurations and the declared axes (a widget's own page); ``more``
+    adds a course author's own settings (``export --state``), each with its axes.
     """
     settings = dict(settings or {})
     states = WidgetStates(spec)
@@ -139,6 +141,14 @@ def widget_states(
     shared = states.shared(first)
     start = states.add(first)
     starts: list[tuple[int, Callable[[], WidgetComponent]]] = [(start, fresh)]
+    for own in more:
+
+        def made(own=own) -> WidgetComponent:
+            return spec.create(**{**settings, **own})
+
+        index = states.add(made())
+        if all(index != i for i, _ in starts):
+            starts.append((index, made))
     if axes:
         for control in choice_fields(first):
             name = control["name"]
@@ -152,7 +162,7 @@ def widget_states(
                 view = loaded()
                 index = states.add(view)
                 states.configurations.setdefault(name, {})[choice] = index
-                if index != start:
+                if all(index != i for i, _ in starts):
                     starts.append((index, loaded))
         for _, make in starts:
             base = make()

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from tornado.web import RequestHandler
 
-from lessons import load_lessons
+from lessons.course import course_lessons
 from widgets.registry import WIDGETS
 
 from . import theme
@@ -54,7 +54,7 @@ def _course(prefix: str) -> str:
     items = "".join(
         f'<li><a href="{prefix}/lessons/{html.escape(name)}">{html.escape(lesson.title)}</a>'
         f" — {html.escape(lesson.summary)}</li>"
-        for name, lesson in load_lessons().items()
+        for name, lesson in course_lessons().items()
     )
     return f'<ol class="ol-course">{items}</ol>'
 

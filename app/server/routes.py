@@ -13,7 +13,8 @@ import panel as pn
 
 from app.pages.lesson_page import lesson_page
 from app.pages.widget_page import widget_page
-from lessons import Lesson, load_lessons
+from lessons import Lesson
+from lessons.course import course_lessons
 from widgets.registry import WIDGETS, WidgetSpec
 
 from .loading_page import show_loading
@@ -106,11 +107,11 @@ def _session(build):
 
 
 def build_routes() -> dict[str, object]:
-    """Every route with a session: each widget and each lesson in ``lessons/``.
+    """Every route with a session: each widget and each lesson of the course.
 
     The index needs no session: it is a static page (:mod:`app.pages.static_pages`).
     """
-    lessons = load_lessons()
+    lessons = course_lessons()
     # Panel calls plain functions once per session; it does not call partials.
     routes: dict[str, object] = {}
     for spec in WIDGETS.values():

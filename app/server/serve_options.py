@@ -11,6 +11,10 @@ import argparse
 
 import param
 
+from lessons.course import CourseSource
+
+#: The options that choose the course's lessons, shared by ``serve``, ``export`` and ``check``.
+COURSE_OPTIONS = ("lessons", "no_builtin_lessons")
 #: A closed page's session is destroyed this long after its websocket closed (ms).
 UNUSED_SESSION_LIFETIME_MS = 15_000
 #: How often the server looks for such sessions (ms).
@@ -71,6 +75,15 @@ class ServeOptions(param.Parameterized):
         "that several backends serve one class (default: in this process)",
         metadata={"metavar": "URL"},
     )
+    lessons = param.List(
+        default=[],
+        item_type=str,
+        doc="a folder of a course's own Markdown lessons, served beside the product's (repeatable)",
+        metadata={"metavar": "DIR"},
+    )
+    no_builtin_lessons = param.Boolean(
+        default=False, doc="leave the product's own lessons out (serve only --lessons)"
+    )
     show = param.Boolean(default=False, doc="open a browser on the index")
 
     @property
@@ -79,10 +92,15 @@ class ServeOptions(param.Parameterized):
         return "/" + self.prefix.strip("/") if self.prefix.strip("/") else ""
 
     @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        """A flag for every option (``--use-xheaders``), with its default in the help."""
+    def add_arguments(
+        cls, parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None
+    ) -> None:
+        """A flag for every option (``--use-xheaders``), with its default in the help.
+
+        ``only`` names the options to add (another command sharing some of them).
+        """
         for name, p in cls.param.objects("existing").items():
-            if name == "name":
+            if name == "name" or (only is not None and name not in only):
                 continue
             flag = "--" + name.replace("_", "-")
             extra = p.metadata or {}
@@ -108,3 +126,10 @@ class ServeOptions(param.Parameterized):
         """The options a parsed command line gives (out-of-bounds values raise ValueError)."""
         names = [n for n in cls.param if n != "name"]
         return cls(**{n: getattr(args, n) for n in names})
+
+    def course(self) -> CourseSource:
+        """The lessons to serve: the product's (unless left out) and each ``--lessons`` folder.
+
+        Raises ``lessons.LessonError`` naming a folder that holds no lessons.
+        """
+        return CourseSource.of(self.lessons, builtin=not self.no_builtin_lessons)

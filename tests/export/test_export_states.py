@@ -87,6 +87,34 @@ def test_every_lesson_state_equals_the_live_component(name: str):
     assert sorted(page["experiments"], key=int) == [str(i) for i in range(len(experiments))]
     for number, slot in page["experiments"].items():
         assert number in page["widgets"][slot]["records"][0]["experiments"]
+    # Every widget directive is held as written: its widget starts with the directive's
+    # settings, without asking (no --state).
+    blocks = [b for b in LESSONS[name].blocks if type(b).__name__ == "WidgetBlock"]
+    for block, widget in zip(blocks, page["widgets"], strict=True):
+        start = widget["records"][widget["start"]]["values"]
+        for key, value in block.settings.items():
+            assert as_text(start[key]) == as_text(value), (block.widget, key, value, start[key])
+
+
+def as_text(value) -> str:
+    """A setting's value as its control would read it: yes/no, a number, or text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    try:
+        return repr(float(value))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def test_an_authors_state_and_its_axes_equal_the_live_component():
+    page = widget_page_states("queue-lab", "", more=[{"arrival": 5, "initial": 2}])
+    assert_page_matches_live(page)
+    (widget,) = page["widgets"]
+    held = {r["query"] for r in widget["records"]}
+    # The author's state, and the queue lab's axes (arrival 0 to 6, ...) from it.
+    assert "arrival=5&service=3&initial=2" in held
+    assert {f"arrival={a}&service=3&initial=2" for a in range(7)} <= held
+    assert "address" in page and page["address"] is True
 
 
 def test_the_bucket_timeline_holds_every_preset_at_every_layers_per_bucket():

@@ -45,11 +45,20 @@ export function field(spec, send) {
     );
   }
   let shown = null;
+  const showText = (text) => {
+    if (text === shown) return;
+    shown = text;
+    if (spec.kind === "boolean") input.checked = text === "true";
+    else input.value = text ?? "";
+  };
   return {
     el,
     input,
     /** Show the server's value (unless the learner's refused text is being corrected) or message. */
     update(text, error) {
+      // A message on a page's first state (a setting its address asked for) comes with
+      // the value in use: the field shows it, never an empty box.
+      if (shown === null) showText(text);
       if (error) {
         message.className = "ol-error";
         message.setAttribute("role", "alert");
@@ -64,10 +73,7 @@ export function field(spec, send) {
       input.removeAttribute("aria-invalid");
       // Only a value the server changed replaces the text: "4.0" typed for 4 stays as typed.
       sent = null;
-      if (text === shown) return;
-      shown = text;
-      if (spec.kind === "boolean") input.checked = text === "true";
-      else input.value = text ?? "";
+      showText(text);
     },
     disable(disabled) {
       input.disabled = disabled;

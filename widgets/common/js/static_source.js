@@ -8,7 +8,10 @@
 // passed (the server's readouts and words for that time). An edit, a named
 // configuration or an experiment switches to its recorded state; anything the
 // export does not hold is said at the control that asked, with a link to the
-// live lab, and the shown state is kept. No module imports: it is copied as is.
+// live lab, and the shown state is kept. A widget's own page reads its address
+// (`?preset=Latency-bound&layers_per_bucket=2`) as a live page does: it shows the
+// recorded state those settings give, and names at its control each key and
+// value the copy does not hold. No module imports: it is copied as is.
 
 const CLOCK_ACTIONS = new Set(["reset", "play", "pause", "step"]);
 const QUIET_ACTIONS = new Set(["table", "embed", "unembed"]);
@@ -26,13 +29,16 @@ function sameValue(a, b) {
 }
 
 /**
- * A model over one widget's exported states: `widget = {name, title, fields, records,
- * configurations, notes, start}`; `live` is the live lab's address, or "".
+ * A model over one widget's exported states: `widget = {name, title, fields, keys,
+ * settings, records, configurations, notes, start}`; `live` is the live lab's address,
+ * or ""; `search` is the page's query string (`?key=value&…`) to start from, or "".
  */
-export function staticModel(widget, live = "") {
+export function staticModel(widget, live = "", search = "") {
   const listeners = new Map();
   const model = { fields: widget.fields };
   let index = widget.start;
+  // What the page's address asked for that the copy cannot show: kept above the widget.
+  let addressNotices = [];
   let wall0 = performance.now();
   let endTimer = null;
   let revision = 0;
@@ -61,6 +67,9 @@ export function staticModel(widget, live = "") {
     for (const [k, v] of Object.entries(r)) {
       if (!["query", "moments", "experiments", "message", "reset"].includes(k)) out[k] = v;
     }
+    out.notices = [...(r.notices || []), ...addressNotices];
+    // An upload needs the server: the control says so at once, not after the files are read.
+    if (out.upload) out.upload = { ...out.upload, status: uploadNote(), error: "" };
     return out;
   };
   const anchor = (a) => ({ ...a, revision: ++revision });
@@ -115,6 +124,7 @@ export function staticModel(widget, live = "") {
   };
 
   const link = () => (live ? `${live}/${widget.name}${record().query ? `?${record().query}` : ""}` : "");
+  const uploadNote = () => `This copy has no server: uploading a trace needs the live lab${live ? ` (${live}/${widget.name})` : ""}.`;
   const noServer = (what) => ({
     text: `This copy has no server: open the live lab to change ${what}.`,
     ...(live ? { href: link(), link: "Open the live lab" } : {}),
@@ -131,6 +141,76 @@ export function staticModel(widget, live = "") {
     if (found >= 0) return found;
     const chosen = (widget.configurations[name] || {})[String(text).trim()];
     return chosen;
+  };
+
+  /**
+   * The recorded state whose controls read `want` (texts by field name) and otherwise
+   * as in record `base`, or -1.
+   */
+  const matching = (base, want) => {
+    const from = widget.records[base].values;
+    return widget.records.findIndex((r) =>
+      widget.fields.every((f) => (f.name in want ? sameValue(r.values[f.name], want[f.name]) : r.values[f.name] === from[f.name])),
+    );
+  };
+
+  /**
+   * Where the page's address leads, as a live page reads it: the last value of each key,
+   * a named configuration (preset, scenario, trace) first, then every other setting; an
+   * empty value keeps the setting. `{index, errors, notices}`: the recorded state with
+   * as many of the asked settings as the copy holds together, each setting it does not
+   * hold said at its control, each unknown key in the notices above the widget.
+   */
+  const fromAddress = (query) => {
+    const asked = new Map();
+    for (const [k, v] of new URLSearchParams(query)) {
+      asked.delete(k);
+      asked.set(k, v);
+    }
+    const names = new Set(widget.fields.map((f) => f.name));
+    const errors = {};
+    const notices = [];
+    const want = {};
+    let base = widget.start;
+    const notHeld = (k, v) => {
+      const shown = (i) => widget.records[i].values[k];
+      return {
+        text: `This copy has no server: open the live lab for ${k}=${v.slice(0, 40)} from this page's address (this copy shows ${k}=${shown(index)}).`,
+        ...(live ? { href: `${live}/${widget.name}?${query.replace(/^\?/, "")}`, link: "Open the live lab" } : {}),
+      };
+    };
+    for (const [k, v] of asked) {
+      if (!(widget.keys || []).includes(k)) notices.push(`Ignored unknown setting “${k.slice(0, 40)}” (known: ${(widget.settings || []).join(", ")}).`);
+      else if (v.trim() === "") continue;
+      else if (k in widget.configurations) {
+        const chosen = widget.configurations[k][v.trim()];
+        if (chosen === undefined) errors[k] = k;
+        else base = chosen;
+      } else want[k] = v;
+    }
+    let found = Object.keys(want).length ? matching(base, want) : base;
+    if (found < 0) {
+      // Not held together: keep each setting that is held with those kept before it.
+      const held = {};
+      for (const [k, v] of Object.entries(want)) {
+        if (matching(base, { ...held, [k]: v }) >= 0) held[k] = v;
+        else errors[k] = k;
+      }
+      found = Object.keys(held).length ? matching(base, held) : base;
+    }
+    index = found;
+    for (const k of Object.keys(errors)) {
+      if (names.has(k)) {
+        errors[k] = notHeld(k, asked.get(k));
+        // Also where a learner looks first: the setting may be a screen away on a phone.
+        const label = widget.fields.find((f) => f.name === k).label;
+        notices.push(`This copy does not hold ${k}=${asked.get(k).slice(0, 40)} from this page's address: see the setting “${label}”.`);
+      } else {
+        notices.push(notHeld(k, asked.get(k)).text);
+        delete errors[k];
+      }
+    }
+    return { errors, notices };
   };
 
   const edit = (name, text) => {
@@ -171,7 +251,11 @@ export function staticModel(widget, live = "") {
   model.send_msg = (msg) => {
     if (!msg || typeof msg !== "object") return;
     const action = msg.action;
-    if (action === "reset") load(record().reset ?? index, { errors: {}, message: {} });
+    if (Array.isArray(msg.upload_files)) {
+      // Said again on every try (its count changes), so "Checking …" never stays.
+      const u = model.upload || {};
+      set({ upload: { ...u, status: "", error: uploadNote(), n: (u.n || 0) + 1 } });
+    } else if (action === "reset") load(record().reset ?? index, { errors: {}, message: {} });
     else if (action === "play") play();
     else if (action === "pause" || action === "step") {
       const k = momentAt(now());
@@ -183,10 +267,14 @@ export function staticModel(widget, live = "") {
     }
   };
   model.experiment = experiment;
+  /** The shown state's settings as a URL query (`preset=Latency-bound&layers_per_bucket=2`). */
+  model.query = () => record().query || "";
   // A page around the copy (a class round) sets what it owns, such as the lock.
   model.update = set;
+  const asked = search && search !== "?" ? fromAddress(search) : { errors: {}, notices: [] };
+  addressNotices = asked.notices;
   const r = record();
-  Object.assign(model, stateOf(r), { anchor: anchor(r.anchor), message: {} });
+  Object.assign(model, stateOf(r), { anchor: anchor(r.anchor), message: {}, errors: asked.errors });
   return model;
 }
 
@@ -204,12 +292,57 @@ export async function unpack(text) {
   return inflate(bytes);
 }
 
+/**
+ * States fetched as bytes: gzipped JSON as written, or JSON when the host sent the file
+ * with `Content-Encoding: gzip` and the browser already unpacked it.
+ */
+export async function statesFrom(bytes) {
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return inflate(bytes);
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new Error("states.json.gz holds neither gzip nor JSON");
+  }
+}
+
 /** The page's states: inlined as base64 (`#ol-states`), or fetched beside the page. */
 export async function pageStates(doc = document) {
   const inline = doc.getElementById("ol-states");
   if (inline) return unpack(inline.textContent);
   const response = await fetch("states.json.gz");
-  return inflate(await response.arrayBuffer());
+  if (!response.ok) throw new Error(`states.json.gz: ${response.status} ${response.statusText}`.trim());
+  return statesFrom(new Uint8Array(await response.arrayBuffer()));
+}
+
+/** Say in a widget's slot that it could not be shown, and why (never a blank page). */
+function failed(slot, what, error) {
+  const why = error && error.message ? error.message : String(error);
+  const p = slot.ownerDocument.createElement("p");
+  p.className = "ol-load-error";
+  p.setAttribute("role", "alert");
+  // Inline: the page's styles do not reach into a widget's shadow root.
+  p.style.cssText = "border:1px solid #b3261e;border-radius:6px;padding:12px 16px;color:#8c1d18;background:#fdf2f2;font:16px/1.5 system-ui,sans-serif";
+  p.textContent =
+    `This widget could not be shown: ${what} (${why}). ` +
+    "Reload the page; if this stays, copy the export's whole folder to the host again.";
+  (slot.shadowRoot || slot).replaceChildren(p);
+}
+
+/**
+ * On a widget's own page the address follows the settings shown, as on a live page: a
+ * copy's address is a link to what is on screen (a state the copy holds).
+ */
+function followAddress(model, win) {
+  model.on("values", () => {
+    const url = new URL(win.location.href);
+    url.search = model.query() ? `?${model.query()}` : "";
+    if (url.href === win.location.href) return;
+    try {
+      win.history.replaceState(win.history.state, "", url.href);
+    } catch {
+      // A browser that keeps a file's address as it is: the page works the same.
+    }
+  });
 }
 
 /**
@@ -217,19 +350,33 @@ export async function pageStates(doc = document) {
  * (`renders[name]`) over its static model, and wire the lesson's experiment buttons.
  */
 export async function mountPage(renders, doc = document) {
-  const page = await pageStates(doc);
-  const models = page.widgets.map((w) => staticModel(w, page.live));
-  for (const slot of doc.querySelectorAll("[data-widget]")) {
-    const i = Number(slot.dataset.widget);
-    const el = slot.attachShadow({ mode: "open" });
-    renders[page.widgets[i].name]({ model: models[i], el });
+  const slots = Array.from(doc.querySelectorAll("[data-widget]"));
+  let page;
+  try {
+    page = await pageStates(doc);
+  } catch (error) {
+    for (const slot of slots) failed(slot, "its states did not load", error);
+    return [];
   }
+  // A widget's own page starts from its address's settings; a lesson from its own.
+  const search = page.address ? (doc.defaultView || window).location.search : "";
+  const models = [];
+  for (const slot of slots) {
+    const i = Number(slot.dataset.widget);
+    try {
+      models[i] = staticModel(page.widgets[i], page.live, search);
+      renders[page.widgets[i].name]({ model: models[i], el: slot.attachShadow({ mode: "open" }) });
+    } catch (error) {
+      failed(slot, "its states are not what this page expects", error);
+    }
+  }
+  if (page.address && models[0]) followAddress(models[0], doc.defaultView || window);
   doc.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-experiment]");
     if (!button) return;
     const number = Number(button.dataset.experiment);
     const target = page.experiments[number];
-    if (target !== undefined) models[target].experiment(number);
+    if (target !== undefined && models[target]) models[target].experiment(number);
   });
   return models;
 }
