@@ -53,7 +53,7 @@ _SEGMENTS: dict[tuple[str, str], tuple[tuple[str, object], ...]] = {}
 
 
 def _segments(lesson: Lesson) -> tuple[tuple[str, object], ...]:
-    """The lesson as ``("html", text)``, ``("widget", block)`` and ``("experiment", block)``.
+    """The lesson as ``("html", text)``, ``("widget", i)`` and ``("experiment", i)``, i its block's index.
 
     Consecutive prose and questions become one piece of HTML, rendered once per process.
     """
@@ -73,7 +73,7 @@ def _render_segments(lesson: Lesson) -> tuple[tuple[str, object], ...]:
             segments.append(("html", "".join(run)))
             run.clear()
 
-    for block in lesson.blocks:
+    for i, block in enumerate(lesson.blocks):
         if isinstance(block, Prose):
             run.append(_markdown.render(block.text))
         elif isinstance(block, Question):
@@ -83,7 +83,9 @@ def _render_segments(lesson: Lesson) -> tuple[tuple[str, object], ...]:
             continue
         else:
             flush()
-            segments.append(("widget" if isinstance(block, WidgetBlock) else "experiment", block))
+            # The block's position, not the block: a course read again has new block
+            # objects with the same positions, and the cache outlives the first reading.
+            segments.append(("widget" if isinstance(block, WidgetBlock) else "experiment", i))
     flush()
     return tuple(segments)
 
@@ -141,7 +143,9 @@ def lesson_html(
     for kind, item in _segments(lesson):
         if kind == "html":
             parts.append(item.replace('href="/lessons/', f'href="{prefix}/lessons/'))
-        elif kind == "widget":
+            continue
+        item = lesson.blocks[item]
+        if kind == "widget":
             parts.append(f'<div class="ol-widget-slot" data-widget="{len(widgets)}"></div>')
             widgets.append(item)
         else:

@@ -137,3 +137,16 @@ def test_serve_and_export_refuse_a_course_that_cannot_be_read(tmp_path):
         assert f"overlap-lab {command[0]}: " in str(exc.value)
         assert "no such folder of lessons" in str(exc.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_course_read_again_builds_its_lesson_pages() -> None:
+    """Rendered lesson text is cached per process; a second reading's blocks still find it."""
+    from app.pages.lesson_page import lesson_body
+    from lessons.parser import load_lessons
+
+    first = load_lessons()["overlapping-communication"]
+    second = load_lessons()["overlapping-communication"]
+    assert first.blocks is not second.blocks
+    for lesson in (first, second):
+        view = lesson_body(lesson, "http://localhost:5006")
+        assert len(view.widgets) == len(lesson.widgets) > 0

@@ -235,7 +235,9 @@ def test_no_bucketing_beats_the_traffic_floor_the_first_lesson_states() -> None:
 
 def test_the_readme_example_lesson_passes_the_check() -> None:
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    example = readme.split("````markdown\n", 1)[1].split("\n````", 1)[0]
+    # The lesson example is the one unindented four-backtick block; the indented ones are
+    # course-site recipes.
+    example = readme.split("\n````markdown\n", 1)[1].split("\n````", 1)[0]
     lesson = parse_lesson(example, "readme-example")
     assert any(isinstance(b, Numbers) for b in lesson.blocks)
     assert check_lesson(lesson) == []
