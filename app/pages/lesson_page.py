@@ -53,7 +53,9 @@ _SEGMENTS: dict[tuple[str, str], tuple[tuple[str, object], ...]] = {}
 
 
 def _segments(lesson: Lesson) -> tuple[tuple[str, object], ...]:
-    """The lesson as ``("html", text)``, ``("widget", i)`` and ``("experiment", i)``, i its block's index.
+    """The lesson as ``("html", text)``, ``("widget", i)`` and ``("experiment", i)``.
+
+    ``i`` is the block's index in ``lesson.blocks``.
 
     Consecutive prose and questions become one piece of HTML, rendered once per process.
     """
