@@ -30,6 +30,8 @@ class QueueState(WidgetState):
         settings.reset()
 
     def run(self, settings: param.Parameterized, origin: str | None = None) -> QueueRun:
+        """A fresh run's result (its clock fitted to the run's length, nothing reached yet)."""
+        fit_queue_clock(settings)
         return QueueRun(settings)
 
 
