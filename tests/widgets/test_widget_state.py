@@ -17,8 +17,10 @@ import textwrap
 import pytest
 from drive import FakeWall, on_fake_wall
 
+from widgets.bucket_timeline.model import PRESETS
 from widgets.bucket_timeline.state import bucket_timeline_state
 from widgets.many_ranks.state import ranks_state
+from widgets.model.fluid_queue import FluidQueue
 from widgets.model.timeline import Clock
 from widgets.queue_lab.state import queue_lab_state
 from widgets.registry import WIDGETS
@@ -173,3 +175,12 @@ def test_the_state_modules_import_and_compute_without_panel_or_bokeh():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_only_the_anchor_is_taken_from_the_clock():
+    # A clock that never timed this run: its own horizon (10) and speed are not used.
+    settings = PRESETS.load("Latency-bound")
+    shown = json.loads(json.dumps(bucket_timeline_state(settings, Clock(elapsed=4.0))))
+    assert shown == pure("bucket-timeline", {"preset": "Latency-bound"}, 4.0)
+    # The queue's own clock is given the run's length: empty at 4 s, the run ends at 5 s.
+    assert queue_lab_state(FluidQueue())["anchor"]["horizon"] == 5.0
