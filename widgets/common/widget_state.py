@@ -146,15 +146,7 @@ def on_run(clock: Clock, run: Run) -> Clock:
     anchor is taken from a clock and the run's length from the settings."""
     if (clock.horizon, clock.speed, clock.step_size) == (run.horizon, run.speed, run.step):
         return clock
-    return Clock(
-        wall_clock=clock._wall_clock,
-        elapsed=min(clock.elapsed, run.horizon),
-        playing=clock.playing,
-        anchor_wall=clock.anchor_wall,
-        horizon=run.horizon,
-        speed=run.speed,
-        step_size=run.step,
-    )
+    return clock.retimed(run.horizon, run.speed, run.step)
 
 
 def anchor(clock: Clock, run: Run | None = None) -> dict[str, Any]:
