@@ -58,6 +58,19 @@ class Clock(param.Parameterized):
         """Wall-clock seconds until a playing clock reaches the horizon."""
         return max(0.0, (self.horizon - self.now()) / self.speed)
 
+    def retimed(self, horizon: float, speed: float, step_size: float) -> Clock:
+        """A clock with this one's anchor (elapsed, playing, wall time and wall clock) that
+        times another run: its horizon, speed and Step (elapsed clipped to the horizon)."""
+        return Clock(
+            wall_clock=self._wall_clock,
+            elapsed=min(self.elapsed, horizon),
+            playing=self.playing,
+            anchor_wall=self.anchor_wall,
+            horizon=horizon,
+            speed=speed,
+            step_size=step_size,
+        )
+
     def reanchor(self) -> None:
         """Fold the time played so far into ``elapsed`` and anchor at this instant.
 
