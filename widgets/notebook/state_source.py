@@ -1,0 +1,100 @@
+"""Where a notebook widget's state comes from: a widget's settings and clock in, the
+properties its page draws out.
+
+This is the notebook's one seam to the widgets' state. It holds one widget by its
+registry name, preset from URL-style settings (validated, with the page's notices),
+answers the page's messages (edits, Reset, Play, Pause, Step), and gives the
+properties the bundle draws (``PROPERTIES``). The end of a played run is part of the
+state read here: once the clock has passed its horizon, ``properties()`` is the
+state at the end, whoever asks and whether or not a timer ran.
+
+Until every widget has a Panel-free state function, the state is computed by the
+widget's component (``widgets/<name>/component.py``) held off-screen: the same code
+the served page runs, never displayed, with no server session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..common.fields import field_names, value_text
+from ..registry import WIDGETS
+
+#: The synced properties a widget's page reads (``widgets/common/js/frame.js``), the
+#: trace's upload status included. Kept equal to ``PROPERTIES`` in notebook.js.
+PROPERTIES = (
+    "fields",
+    "values",
+    "errors",
+    "anchor",
+    "state",
+    "steady",
+    "description",
+    "notices",
+    "share",
+    "snippets",
+    "message",
+    "lock",
+    "upload",
+)
+
+
+def query_of(settings: Mapping[str, object]) -> dict[str, list[str]]:
+    """Keyword settings as a page's URL query: each value as the text a link carries."""
+    return {key: [value_text(value)] for key, value in settings.items()}
+
+
+class WidgetState:
+    """One widget's settings, clock and drawn state, as a notebook shows it.
+
+    ``settings`` are URL keys and values (``arrival=2`` or ``preset="Latency-bound"``);
+    an unknown key or a refused value is left out with the page's notice.
+    """
+
+    def __init__(self, name: str, settings: Mapping[str, object]):
+        self.spec = WIDGETS[name]
+        kwargs, notices = self.spec.parse(query_of(settings))
+        self._view = self.spec.create(**kwargs)
+        self._view.show_notices(notices)
+
+    @property
+    def field_names(self) -> list[str]:
+        """The settings and entries a learner edits, by name."""
+        return field_names(self._view.settings)
+
+    def setting(self, name: str) -> object:
+        """The current value of setting (or entry) ``name``."""
+        return getattr(self._view.settings, name)
+
+    def properties(self) -> dict[str, Any]:
+        """What the page draws now; a played run that has reached its end is shown ended."""
+        self._end_if_over()
+        view = self._view
+        return {name: getattr(view, name) for name in PROPERTIES if name in view.param}
+
+    def request(self, message: object) -> None:
+        """One message from the page (``{"action": …}``, ``{"edit": …, "text": …}``, data)."""
+        self._end_if_over()
+        self._view._handle_msg(message)
+
+    def edit(self, name: str, text: str) -> str | None:
+        """Type ``text`` into the control of ``name``; the refusal's message, or None."""
+        self._end_if_over()
+        self._view.edit(name, text)
+        return self._view.errors.get(name)
+
+    def load(self, note: str = "", **settings: object) -> None:
+        """Load settings as an experiment does: set them, then Reset; ``note`` is shown."""
+        self._view.apply(note, **settings)
+
+    def seconds_to_end(self) -> float | None:
+        """Wall-clock seconds until a playing run ends, or None when it is not playing."""
+        clock = self._view.clock
+        return clock.wall_seconds_to_end() if clock.playing else None
+
+    def _end_if_over(self) -> None:
+        clock = self._view.clock
+        if clock.playing and clock.at_end:
+            clock.reanchor()
+            self._view.refresh_time()
