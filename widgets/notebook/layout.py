@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets
 
-
-def Column(*widgets: ipywidgets.DOMWidget) -> ipywidgets.VBox:
-    """The widgets one under another, each as wide as the cell."""
-    return ipywidgets.VBox(list(widgets), layout=ipywidgets.Layout(width="100%"))
+from .saved_copy import with_saved_copy_note
 
 
-def Row(*widgets: ipywidgets.DOMWidget) -> ipywidgets.HBox:
+class Column(ipywidgets.VBox):
+    """The widgets one under another, each as wide as the cell: ``Column(a, b)``."""
+
+    def __init__(self, *widgets: ipywidgets.DOMWidget, **kwargs: Any):
+        kwargs.setdefault("layout", ipywidgets.Layout(width="100%"))
+        super().__init__(list(widgets), **kwargs)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return with_saved_copy_note(super()._repr_mimebundle_(**kwargs))
+
+
+class Row(ipywidgets.HBox):
     """The widgets side by side, wrapping onto the next line where the cell is too narrow."""
-    layout = ipywidgets.Layout(width="100%", flex_flow="row wrap")
-    for widget in widgets:
-        widget.layout = ipywidgets.Layout(flex="1 1 480px", min_width="0", margin="0 16px 16px 0")
-    return ipywidgets.HBox(list(widgets), layout=layout)
+
+    def __init__(self, *widgets: ipywidgets.DOMWidget, **kwargs: Any):
+        kwargs.setdefault("layout", ipywidgets.Layout(width="100%", flex_flow="row wrap"))
+        for widget in widgets:
+            widget.layout = ipywidgets.Layout(
+                flex="1 1 480px", min_width="0", margin="0 16px 16px 0"
+            )
+        super().__init__(list(widgets), **kwargs)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return with_saved_copy_note(super()._repr_mimebundle_(**kwargs))

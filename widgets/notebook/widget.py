@@ -25,6 +25,7 @@ import traitlets
 
 from ..common.fields import field_names, value_text
 from ..registry import WIDGETS
+from .saved_copy import with_saved_copy_note
 from .state_source import PROPERTIES, WidgetState
 
 #: The page's script: the anywidget module drawing every widget (built by
@@ -139,6 +140,9 @@ class NotebookWidget(anywidget.AnyWidget):
         with contextlib.suppress(RuntimeError):  # no event loop: the next read ends it
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(seconds + END_SLACK_S, self._pull)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return with_saved_copy_note(super()._repr_mimebundle_(**kwargs))
 
     def __repr__(self) -> str:
         values = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._source.field_names)
