@@ -629,14 +629,29 @@ def test_edit_while_playing_keeps_time(lab: QueueLab, wall: FakeWall) -> None:
     assert now(lab) == (3.0, 3.0)  # 2 + 1 x 1 = 3 items
 
 
-def test_play_past_the_end_stops_at_the_end(lab: QueueLab, wall: FakeWall) -> None:
+def test_play_past_the_end_reads_the_end_without_a_server(lab: QueueLab, wall: FakeWall) -> None:
+    # No server session here (as in a notebook): nothing is sent when the run ends.
     lab.act("play")
+    assert lab.anchor["playing"] is True
+    # What the page shows at the end travels with Play: 4 items drained at 1 item/s are
+    # gone at 4 s, and the run ends at 5 s (4 + max(1, 4 / 4), whole seconds).
+    end = lab.anchor["end"]
+    assert end["state"] == {"now": {"t": 5.0, "length": 0.0}}
+    assert end["description"].startswith("At 5.00 s the queue holds 0.00 items.")
+    assert "It was first empty at 4.00 s." in end["description"]
     wall.t += 25.0
-    lab._run_ended()  # the end-of-run timer
+    shown = lab.state_now()
+    assert shown["anchor"] == {
+        "elapsed": 5.0, "playing": False, "speed": 1.0, "horizon": 5.0, "step": 0.5
+    }  # fmt: skip
+    assert shown["state"]["now"] == {"t": 5.0, "length": 0.0}
+    assert shown["description"] == end["description"]
+    lab.act("pause")
     assert lab.clock.playing is False
     assert lab.clock.elapsed == 5.0
     assert lab.anchor["playing"] is False
     assert lab.anchor["elapsed"] == 5.0
+    assert "end" not in lab.anchor
     assert now(lab) == (5.0, 0.0)
 
 

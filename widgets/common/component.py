@@ -7,17 +7,23 @@ chart, controls, readouts, description, data table, downloads and share bar.
 The browser sends one message per action or edit and nothing while playing:
 it animates the playhead itself from the anchor the server sent.
 
-A concrete widget sets ``widget_name``, ``settings_class`` and its ``entry``
-script (the bundle built beside it is served), declares the messages of its own
-controls (``own_actions``, ``data_messages``), and implements ``model_state``
-and ``describe``. Every message from the page takes one path: ``_handle_msg``
-reads it as one request, asks the round lock, then does it.
+A concrete widget sets ``widget_name``, ``settings_class``, its ``rules`` (a
+``WidgetState``: its settings' rules and its run, in its Panel-free ``state``
+module) and its ``entry`` script (the bundle built beside it is served), and
+declares the messages of its own controls (``own_actions``, ``data_messages``).
+What the page draws is computed by the rules' run (``widgets.common.widget_state``),
+never here: the export, the class-round files and the notebook widgets compute it
+the same way. Every message from the page takes one path: ``_handle_msg`` reads it
+as one request, asks the round lock, then does it.
+
+The end of a run needs no timer: a playing clock's anchor carries the end's state
+(``widget_state.anchor``) and the page shows it at the horizon, with or without a
+server session (a notebook has none).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,12 +32,13 @@ import param
 from panel.custom import JSComponent
 
 from ..common.parsing import parse_setting
-from ..model.settings import setting_names
 from ..model.timeline import Clock
 from .bundles import bundle_of
 from .embed import embed_snippets
-from .fields import field_names, field_specs, value_text
-from .run_end import RunEndTimer
+from .fields import field_names, field_specs
+from .widget_state import Run, WidgetState, anchor, fitted_clock, nice_step
+
+__all__ = ["ACTIONS", "EDIT", "MAX_TEXT", "WidgetComponent", "nice_step"]
 
 #: The longest text an edit message may carry (a number is a few characters).
 MAX_TEXT = 200
@@ -87,6 +94,10 @@ class WidgetComponent(JSComponent):
     #: none of their bytes (an equal dict is not sent again).
     STEADY_KEYS: ClassVar[tuple[str, ...]] = ()
     settings_class: ClassVar[type[param.Parameterized]]
+    #: The widget's settings rules and its run, without Panel (its ``state`` module).
+    rules: ClassVar[WidgetState]
+    #: The model's result for the current settings (set by ``fit_to_model``).
+    run: Run
     #: The widget's entry script; Panel serves the bundle built beside it.
     entry: ClassVar[Path]
 
@@ -104,7 +115,6 @@ class WidgetComponent(JSComponent):
         self._origin: str | None = None
         self._own_page = False
         self._embed_open = False
-        self._end_timer = RunEndTimer(self._run_ended)
         self._errors: dict[str, str] = {}
         # The chart's data table is sent once the page asks for it (the table opened,
         # or CSV downloaded): most learners never do, and an edit is then smaller.
@@ -119,32 +129,36 @@ class WidgetComponent(JSComponent):
     # -- what a concrete widget provides ---------------------------------------------
 
     def make_settings(self, **settings: Any) -> param.Parameterized:
-        """The settings object; by default the settings class with these values."""
-        return self.settings_class(**settings)
+        """The settings object for these values (``rules.make``)."""
+        made, self._url_notices = self.rules.make(**settings)
+        return made
 
     def make_clock(self) -> Clock:
         """The widget's clock; by default a fresh one."""
         return Clock()
 
     def model_state(self) -> dict:
-        """The model's result for the page: numbers, lists of numbers, small records.
+        """The model's result for the page now (``run.state``): numbers and small records.
 
-        It must hold ``table``: ``{"columns": [{"key", "label", "digits"?}], "rows": [...]}``,
+        It holds ``table``: ``{"columns": [{"key", "label", "digits"?}], "rows": [...]}``,
         the chart's data as the accessible table and the CSV download show it; it is
         sent once the page asks for it (``act("table")``).
         """
-        raise NotImplementedError
+        return self.run.state(self.clock.now())
 
     def describe(self) -> str:
-        """A plain-text description of what the chart shows now (from the model)."""
-        raise NotImplementedError
+        """A plain-text description of what the chart shows now (``run.description``)."""
+        return self.run.description(self.clock.now())
 
     def reset_model(self) -> None:
-        """What Reset does besides the clock (by default, only the clock)."""
+        """What Reset does: the rules' reset of the settings, and the clock to zero."""
+        self.rules.reset(self.settings)
         self.clock.reset()
 
     def fit_to_model(self) -> None:
-        """Set the clock's horizon and speed for the model's result (called before drawing)."""
+        """Run the model for the settings and fit the clock to it (called before drawing)."""
+        self.run = self.rules.run(self.settings, self._origin)
+        fitted_clock(self.clock, self.run)
 
     # -- the messages the page sends ---------------------------------------------------
 
@@ -200,7 +214,9 @@ class WidgetComponent(JSComponent):
         if value == getattr(self.settings, name):
             self.errors = dict(self._errors)
             return
-        self.settings.param.update({name: value})  # redraws, errors included, in one message
+        loads = self.rules.choose(self.settings, name, value)  # redraws, errors included
+        if loads is not None:
+            self.apply(**loads)
 
     def act(self, action: str) -> None:
         """Do one of ``actions``: Reset, Play, Pause, Step, Embed and the widget's own."""
@@ -261,7 +277,6 @@ class WidgetComponent(JSComponent):
             if self._embed_open:
                 changes["snippets"] = self._snippets()
         self.param.update(changes)
-        self._end_timer.schedule(self.clock)
 
     def refresh_time(self) -> None:
         """After Play, Pause or Step: only the clock moved, so send the anchor and the words.
@@ -276,13 +291,13 @@ class WidgetComponent(JSComponent):
         if moment:
             changes.update(self._sendable({**self._full_state, **moment}))
         self.param.update(changes)
-        self._end_timer.schedule(self.clock)
 
     def _sendable(self, state: dict) -> dict[str, dict]:
         """The state as sent, ``state`` and ``steady``: the data table only once asked for."""
         self._full_state = state
-        sent = {k: v for k, v in state.items() if self._table_wanted or k != "table"}
-        steady = {k: sent.pop(k) for k in self.STEADY_KEYS if k in sent}
+        sent, steady = self.rules.split(
+            {k: v for k, v in state.items() if self._table_wanted or k != "table"}
+        )
         return {"state": sent, "steady": steady}
 
     @property
@@ -295,47 +310,30 @@ class WidgetComponent(JSComponent):
         return {}
 
     def anchor_state(self) -> dict:
-        """The clock as the page animates it (elapsed at this instant, so no wall times cross)."""
-        c = self.clock
-        return {
-            "elapsed": c.now(),
-            "playing": bool(c.playing and not c.at_end),
-            "speed": c.speed,
-            "horizon": c.horizon,
-            "step": c.step_size,
-            "revision": self._revision,
-        }
-
-    def fit_clock(self, horizon: float, play_seconds: float) -> None:
-        """Make one run last ``horizon`` of model time and ``play_seconds`` of wall time.
-
-        Elapsed time is kept (clipped to the new horizon); Step moves a 1-2-5
-        sixteenth of the run.
-        """
-        self.clock.reanchor()
-        with param.parameterized.batch_call_watchers(self.clock):
-            self.clock.param.update(
-                horizon=horizon,
-                speed=horizon / play_seconds,
-                step_size=nice_step(horizon / 16),
-                elapsed=min(self.clock.elapsed, horizon),
-            )
+        """The clock as the page animates it, read now (``widget_state.anchor``): while
+        playing it carries the end's state; read after the end, it is the end's."""
+        return {**anchor(self.clock, self.run), "revision": self._revision}
 
     def field_values(self) -> dict[str, str]:
         """Each control's value as its text."""
-        return {n: value_text(getattr(self.settings, n)) for n in field_names(self.settings)}
+        return self.rules.values(self.settings)
 
-    # -- the end of a run: the one server-side timer -----------------------------------
-
-    def _run_ended(self) -> None:
-        self.clock.reanchor()
-        self.refresh_time()
+    def state_now(self) -> dict[str, Any]:
+        """What the page shows at this wall time, computed afresh from the settings and the
+        clock (``state``, ``description``, ``anchor``): after the end of a played run,
+        the end's, whether or not a server session ever said so."""
+        t = self.clock.now()
+        return {
+            "state": self.run.state(t),
+            "description": self.run.description(t),
+            "anchor": anchor(self.clock, self.run),
+        }
 
     # -- sharing -----------------------------------------------------------------------
 
     def settings_values(self) -> dict[str, object]:
-        """The settings a link reproduces, by URL key."""
-        return {name: getattr(self.settings, name) for name in setting_names(self.settings)}
+        """The settings a link reproduces, by URL key (``rules.link_values``)."""
+        return self.rules.link_values(self.settings)
 
     def enable_share(self, origin: str, own_page: bool = False) -> None:
         """Show Copy link and Embed for a server reached at ``origin``.
@@ -367,8 +365,9 @@ class WidgetComponent(JSComponent):
         return embed_snippets(self._origin, self.widget_name, spec.title, self.link(), values)
 
     def show_notices(self, notices: list[str]) -> None:
-        """Show what the page ignored (bad URL keys, for example) above the widget."""
-        self.notices = list(notices)
+        """Show what the page ignored (bad URL keys, for example) above the widget, and the
+        values the settings could not take (``rules.make``)."""
+        self.notices = [*notices, *self._url_notices]
 
     # -- loading an experiment ---------------------------------------------------------
 
@@ -380,7 +379,7 @@ class WidgetComponent(JSComponent):
         # Not redrawn per setting: the Reset below redraws once, in one message.
         self.settings.param.unwatch(self._watcher)
         try:
-            self.settings.param.update(settings)
+            self.settings.param.update(self.rules.loaded(settings))
         finally:
             self._watcher = self.settings.param.watch(
                 self._settings_changed, field_names(self.settings)
@@ -389,11 +388,3 @@ class WidgetComponent(JSComponent):
         self._errors.clear()
         self.message = {"text": note, "n": self.message.get("n", 0) + 1} if note else {}
         self.refresh()
-
-
-def nice_step(x: float) -> float:
-    """The 1-2-5 number nearest below ``x`` (0.5 ms, 1 ms, 2 ms...)."""
-    exp = math.floor(math.log10(x))
-    base = x / 10**exp
-    nice = 5 if base >= 5 else 2 if base >= 2 else 1
-    return float(nice * 10**exp)

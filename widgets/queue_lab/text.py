@@ -17,7 +17,7 @@ def description(model: FluidQueue, t: float, horizon: float) -> str:
     """The queue at time ``t`` of a run that ends at ``horizon``, in plain sentences."""
     seg = model.segment
     parts = [
-        f"At {SECONDS(t)} the queue holds {ITEMS(model.length())}.",
+        f"At {SECONDS(t)} the queue holds {ITEMS(float(model.length_at(t)))}.",
         f"Since {SECONDS(seg.start)} it "
         + (
             "holds steady"

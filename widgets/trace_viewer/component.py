@@ -20,37 +20,21 @@ from typing import Any, ClassVar
 
 import param
 
-from traces import MAX_TRACE_BYTES, Trace, TraceError
-from traces.upload import (
-    MAX_UNPACKED_BYTES,
-    MAX_UPLOAD_BYTES,
-    MAX_UPLOAD_FILES,
-    NAME_CHARS,
-    Upload,
-    load_upload_files,
-)
+from traces import Trace, TraceError
+from traces.upload import NAME_CHARS, Upload, load_upload_files
 
 from ..common.component import WidgetComponent
 from ..common.fields import field_specs
-from ..common.formatting import MILLISECONDS, Quantity, plain_number
-from ..common.parsing import parse_setting
+from ..common.widget_state import fitted_clock
 from ..model.timeline import Clock
-from .model import TraceViewConfig, shipped_traces
-from .state import NAMES, largest_error, page_state, run_rank, step_quantities
-from .text import layout_words, listing, what_if_layout
-from .upload_message import (
-    MAX_UPLOAD_MESSAGE_BYTES,
-    decode_files,
-    files_in_words,
-    read_in_background,
-    server_document,
-)
+from .model import TraceViewConfig, TraceViewResult, shipped_traces
+from .state import PLAY_SECONDS, TraceRun, TraceState, set_range, upload_state
+from .text import listing
+from .upload_message import decode_files, files_in_words, read_in_background, server_document
+
+__all__ = ["PLAY_SECONDS", "TraceView"]
 
 HERE = Path(__file__).resolve().parent
-
-#: Wall-clock seconds one run of the playhead takes.
-PLAY_SECONDS = 10.0
-SIGNED_PCT = Quantity("%", digits=1)
 
 
 class TraceView(WidgetComponent):
@@ -58,6 +42,7 @@ class TraceView(WidgetComponent):
 
     widget_name = "trace"
     settings_class = TraceViewConfig
+    rules = TraceState()
     entry = HERE / "trace_viewer.js"
     #: The upload's button back to the chosen shipped trace.
     own_actions: ClassVar[Mapping[str, str]] = {"shipped": "show_shipped"}
@@ -70,36 +55,14 @@ class TraceView(WidgetComponent):
 
     def __init__(self, **settings: Any):
         self.uploaded: Trace | None = None
-        self._url_notices: list[str] = []
         self._upload_count = 0
         super().__init__(**settings)
         self.upload = self._upload_state()
 
     # -- settings ------------------------------------------------------------------
 
-    def make_settings(self, **settings: Any) -> TraceViewConfig:
-        """The settings, with the iteration bounded by the chosen trace's iterations.
-
-        An iteration past them (``?iteration=999``) is ignored with a notice, as any
-        other bad value is; the median iteration is shown instead.
-        """
-        iteration = settings.pop("iteration", None)
-        config = TraceViewConfig(**settings)
-        _bound_iteration(config, shipped_traces()[config.trace].n_iterations)
-        if iteration is not None:
-            text = plain_number(iteration)
-            try:
-                config.iteration = parse_setting(text, config.param["iteration"])
-            except ValueError as exc:
-                self._url_notices.append(f"Ignored iteration={text}: {exc}")
-        return config
-
     def make_clock(self) -> Clock:
         return Clock(horizon=1.0, step_size=1.0)
-
-    def show_notices(self, notices: list[str]) -> None:
-        """The page's notices, and those of settings this trace cannot show."""
-        self.notices = [*notices, *self._url_notices]
 
     def _settings_changed(self, *events: param.parameterized.Event) -> None:
         if any(e.name == "trace" for e in events):
@@ -111,10 +74,7 @@ class TraceView(WidgetComponent):
 
     def _set_range(self, n: int) -> None:
         """Bound the iteration by ``n`` recorded iterations (the median when past them)."""
-        with param.discard_events(self.settings):
-            if self.settings.iteration > n:
-                self.settings.iteration = 0
-            _bound_iteration(self.settings, n)
+        set_range(self.settings, n)
         self.fields = field_specs(self.settings)
 
     # -- the upload ------------------------------------------------------------------
@@ -212,85 +172,21 @@ class TraceView(WidgetComponent):
         self.refresh()
 
     def _upload_state(self, status: str = "", error: str = "") -> dict:
-        return {
-            "max_bytes": MAX_UPLOAD_BYTES,
-            "max_unpacked_bytes": MAX_UNPACKED_BYTES,
-            "max_trace_bytes": MAX_TRACE_BYTES,
-            "max_files": MAX_UPLOAD_FILES,
-            "max_message_bytes": MAX_UPLOAD_MESSAGE_BYTES,
-            "shown": self.uploaded.name if self.uploaded is not None else None,
-            "status": status if not error else "",
-            "error": error,
-            "n": self._upload_count,
-        }
+        shown = self.uploaded.name if self.uploaded is not None else None
+        return upload_state(shown, status, error, self._upload_count)
 
     # -- the model's result ------------------------------------------------------------
 
     def fit_to_model(self) -> None:
-        self.result = r = self.settings.result(uploaded=self.uploaded)
-        self.quantities = step_quantities(r)
-        self.fit_clock(r.end_ms, PLAY_SECONDS)
+        self.run = TraceRun(self.settings, self.uploaded)
+        fitted_clock(self.clock, self.run)
 
-    def model_state(self) -> dict:
-        return page_state(self.result, self.quantities, uploaded=self.uploaded is not None)
+    @property
+    def result(self) -> TraceViewResult:
+        """The trace (shipped or uploaded) beside the fitted model."""
+        return self.run.result
 
-    def describe(self) -> str:
-        r = self.result
-        ms = MILLISECONDS
-        q = self.quantities
-        m = {k: v["measured"] for k, v in q.items()}
-        head = (
-            f"{r.trace.name}, {r.iteration_label}: {r.n_ranks} ranks, {layout_words(r.trace)}. "
-            f"Measured: the last gradient is ready at {ms(m['compute_end_ms'])}, the last "
-            f"all-reduce ends at {ms(m['communication_end_ms'])}, exposed tail "
-            f"{ms(m['exposed_tail_ms'])}, backward returns at {ms(m['backward_return_ms'])}, "
-            f"step {ms(m['step_ms'])}. "
-        )
-        ranks = ", ".join(str(run_rank(r.trace, int(x))) for x in r.defining_rank)
-        defined = (
-            f"Readiness of bucket 0 is defined by rank {ranks}. "
-            if r.n_buckets == 1
-            else f"Readiness of buckets 0 to {r.n_buckets - 1} is defined by rank {ranks}. "
-        )
-        if r.peer_wait is not None:
-            waits = ", ".join(
-                f"rank {run_rank(r.trace, k)} {ms(float(r.peer_wait[k].sum()))}"
-                for k in range(r.n_ranks)
-            )
-            defined += f"Peer waits (all-reduce kernels spinning for the last rank): {waits}. "
-        if not r.has_model:
-            return (
-                head
-                + f"No model is drawn: it could not be fitted to this trace ({r.fit_error}). "
-                + defined
-                + f"Playhead at {ms(self.clock.now())}."
-            )
-        p = {k: v["model"] for k, v in q.items()}
-        w = r.what_if
-        worst = largest_error(q)
-        return (
-            head + f"The model predicts {ms(p['compute_end_ms'])}, "
-            f"{ms(p['communication_end_ms'])}, {ms(p['exposed_tail_ms'])}, "
-            f"{ms(p['backward_return_ms'])} and {ms(p['step_ms'])}; its largest error is the "
-            f"{NAMES[worst].lower()}, {SIGNED_PCT(q[worst]['error_pct'], signed=True)}. "
-            + defined
-            + f"What if: at a {w.cap_mb:g} MiB cap ({what_if_layout(w, r.trace)}) the model "
-            f"predicts a step of "
-            f"{ms(w.predicted['step_ms'])}"
-            + (
-                f", measured {ms(w.measured['step_ms'])} in {w.measured_name}. "
-                if w.measured is not None
-                else " (no trace of that layout recorded). "
-            )
-            + f"Playhead at {ms(self.clock.now())}."
-        )
-
-
-def _bound_iteration(config: TraceViewConfig, n: int) -> None:
-    """This settings object's iteration takes 0 to ``n``, and its help says so."""
-    p = config.param["iteration"]
-    p.bounds = (0, n)
-    p.metadata = {
-        **p.metadata,
-        "hint": f"0 to {n}: 0 draws the median iteration, 1 to {n} one recorded iteration",
-    }
+    @property
+    def quantities(self) -> dict:
+        """The step's quantities, measured and predicted."""
+        return self.run.quantities

@@ -1,19 +1,30 @@
 """What the trace viewer's page is sent: the measured lanes, the model's, the fit and the what-if.
 
 Numbers only, in ms from the last rank's backward start (the page shows 0.01 ms),
-and small records; the words beside them come from ``text``.
+and small records; the words beside them come from ``text``. ``TraceState`` holds
+the settings' rules (the iteration is bounded by the chosen trace's) and
+``TraceRun`` the result for a shipped trace or an upload, drawn at any moment; no
+Panel here.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
-from traces import QUANTITIES, Trace, error_pct, refusal, summarize
+import numpy as np
+import param
+
+from traces import MAX_TRACE_BYTES, QUANTITIES, Trace, error_pct, refusal, summarize
 from traces import measure as measure_trace
 from traces.shipped import DESCRIPTIONS
+from traces.upload import MAX_UNPACKED_BYTES, MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES
 
+from ..common.formatting import MILLISECONDS, Quantity, plain_number
+from ..common.parsing import parse_setting
 from ..common.state_numbers import state_numbers
-from .model import TraceViewResult
+from ..common.widget_state import Run, WidgetState, drawn, nice_step
+from ..model.timeline import Clock
+from .model import TraceViewConfig, TraceViewResult, shipped_traces
 from .text import (
     cores_known,
     fit_terms,
@@ -378,3 +389,163 @@ def what_if_state(r: TraceViewResult) -> dict | None:
         "one_layout": r.fitted_on_self,
         "terms": fit_terms(r.fit, per_bucket=per_bucket) if r.fitted_on_self else [],
     }
+
+
+#: Wall-clock seconds one run of the playhead takes.
+PLAY_SECONDS = 10.0
+SIGNED_PCT = Quantity("%", digits=1)
+#: The most base64 an upload message may carry, every file together: MAX_UPLOAD_BYTES of
+#: files in base64 (4 characters for every 3 bytes, and up to 4 more for each file's last
+#: bytes). With the names and Bokeh's envelope it stays within the server's websocket
+#: limit (20 MiB by default); the page refuses larger uploads before sending, and the
+#: server refuses them again.
+MAX_UPLOAD_MESSAGE_BYTES = 4 * -(-MAX_UPLOAD_BYTES // 3) + 4 * MAX_UPLOAD_FILES
+
+
+class TraceState(WidgetState):
+    """The trace viewer's settings rules: the iteration is bounded by the chosen trace's."""
+
+    settings_class = TraceViewConfig
+
+    def make(self, **settings: Any) -> tuple[TraceViewConfig, list[str]]:
+        """The settings, with the iteration bounded by the chosen trace's iterations.
+
+        An iteration past them (``?iteration=999``) is ignored with a notice, as any
+        other bad value is; the median iteration is shown instead.
+        """
+        notices = []
+        iteration = settings.pop("iteration", None)
+        config = TraceViewConfig(**settings)
+        bound_iteration(config, shipped_traces()[config.trace].n_iterations)
+        if iteration is not None:
+            text = plain_number(iteration)
+            try:
+                config.iteration = parse_setting(text, config.param["iteration"])
+            except ValueError as exc:
+                notices.append(f"Ignored iteration={text}: {exc}")
+        return config, notices
+
+    def choose(self, settings: param.Parameterized, name: str, value: Any) -> dict | None:
+        """Choosing a shipped trace bounds the iteration by its iterations."""
+        settings.param.update({name: value})
+        if name == "trace":
+            set_range(settings, shipped_traces()[value].n_iterations)
+        return None
+
+    def run(self, settings: param.Parameterized, origin: str | None = None) -> TraceRun:
+        return TraceRun(settings)
+
+    def extra(self, settings: param.Parameterized) -> dict[str, Any]:
+        return {"upload": upload_state()}
+
+
+def bound_iteration(config: TraceViewConfig, n: int) -> None:
+    """This settings object's iteration takes 0 to ``n``, and its help says so."""
+    p = config.param["iteration"]
+    p.bounds = (0, n)
+    p.metadata = {
+        **p.metadata,
+        "hint": f"0 to {n}: 0 draws the median iteration, 1 to {n} one recorded iteration",
+    }
+
+
+def set_range(config: TraceViewConfig, n: int) -> None:
+    """Bound the iteration by ``n`` recorded iterations (the median when past them)."""
+    with param.discard_events(config):
+        if config.iteration > n:
+            config.iteration = 0
+        bound_iteration(config, n)
+
+
+def upload_state(
+    shown: str | None = None, status: str = "", error: str = "", n: int = 0
+) -> dict[str, Any]:
+    """The upload control's limits, its message and the shown upload's name."""
+    return {
+        "max_bytes": MAX_UPLOAD_BYTES,
+        "max_unpacked_bytes": MAX_UNPACKED_BYTES,
+        "max_trace_bytes": MAX_TRACE_BYTES,
+        "max_files": MAX_UPLOAD_FILES,
+        "max_message_bytes": MAX_UPLOAD_MESSAGE_BYTES,
+        "shown": shown,
+        "status": status if not error else "",
+        "error": error,
+        "n": n,
+    }
+
+
+class TraceRun(Run):
+    """A recorded iteration on every rank with the fitted model beside it, at any moment."""
+
+    def __init__(self, settings: param.Parameterized, uploaded: Trace | None = None):
+        self.uploaded = uploaded
+        r = self.result = settings.result(uploaded=uploaded)
+        self.quantities = step_quantities(r)
+        self.horizon = r.end_ms
+        self.speed = self.horizon / PLAY_SECONDS
+        self.step = nice_step(self.horizon / 16)
+
+    def state(self, t: float = 0.0) -> dict:
+        return page_state(self.result, self.quantities, uploaded=self.uploaded is not None)
+
+    def description(self, t: float) -> str:
+        r = self.result
+        ms = MILLISECONDS
+        q = self.quantities
+        m = {k: v["measured"] for k, v in q.items()}
+        head = (
+            f"{r.trace.name}, {r.iteration_label}: {r.n_ranks} ranks, {layout_words(r.trace)}. "
+            f"Measured: the last gradient is ready at {ms(m['compute_end_ms'])}, the last "
+            f"all-reduce ends at {ms(m['communication_end_ms'])}, exposed tail "
+            f"{ms(m['exposed_tail_ms'])}, backward returns at {ms(m['backward_return_ms'])}, "
+            f"step {ms(m['step_ms'])}. "
+        )
+        ranks = ", ".join(str(run_rank(r.trace, int(x))) for x in r.defining_rank)
+        defined = (
+            f"Readiness of bucket 0 is defined by rank {ranks}. "
+            if r.n_buckets == 1
+            else f"Readiness of buckets 0 to {r.n_buckets - 1} is defined by rank {ranks}. "
+        )
+        if r.peer_wait is not None:
+            waits = ", ".join(
+                f"rank {run_rank(r.trace, k)} {ms(float(r.peer_wait[k].sum()))}"
+                for k in range(r.n_ranks)
+            )
+            defined += f"Peer waits (all-reduce kernels spinning for the last rank): {waits}. "
+        if not r.has_model:
+            return (
+                head
+                + f"No model is drawn: it could not be fitted to this trace ({r.fit_error}). "
+                + defined
+                + f"Playhead at {ms(t)}."
+            )
+        p = {k: v["model"] for k, v in q.items()}
+        w = r.what_if
+        worst = largest_error(q)
+        return (
+            head + f"The model predicts {ms(p['compute_end_ms'])}, "
+            f"{ms(p['communication_end_ms'])}, {ms(p['exposed_tail_ms'])}, "
+            f"{ms(p['backward_return_ms'])} and {ms(p['step_ms'])}; its largest error is the "
+            f"{NAMES[worst].lower()}, {SIGNED_PCT(q[worst]['error_pct'], signed=True)}. "
+            + defined
+            + f"What if: at a {w.cap_mb:g} MiB cap ({what_if_layout(w, r.trace)}) the model "
+            f"predicts a step of "
+            f"{ms(w.predicted['step_ms'])}"
+            + (
+                f", measured {ms(w.measured['step_ms'])} in {w.measured_name}. "
+                if w.measured is not None
+                else " (no trace of that layout recorded). "
+            )
+            + f"Playhead at {ms(t)}."
+        )
+
+
+def trace_view_state(
+    settings: param.Parameterized, clock: Clock, uploaded: Trace | None = None
+) -> dict[str, Any]:
+    """What the trace viewer's page draws for ``settings`` (and an upload) at ``clock``'s time.
+
+    ``{"state", "description", "anchor"}``; the clock is read as it is (a component
+    fits its horizon, speed and Step to the run first).
+    """
+    return drawn(TraceRun(settings, uploaded), clock)

@@ -26,18 +26,13 @@ from traces.upload import (
     load_upload_files,
 )
 
+from .state import MAX_UPLOAD_MESSAGE_BYTES
+
 LOG = logging.getLogger(__name__)
 
 #: Uploads are read and imported off the server's event loop, one at a time per process: a
 #: profile at the unpacked limit takes seconds, and the other sessions must be served meanwhile.
 _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-upload")
-
-#: The most base64 an upload message may carry, every file together: MAX_UPLOAD_BYTES of
-#: files in base64 (4 characters for every 3 bytes, and up to 4 more for each file's last
-#: bytes). With the names and Bokeh's envelope it stays within the server's websocket
-#: limit (20 MiB by default); the page refuses larger uploads before sending, and the
-#: server refuses them again.
-MAX_UPLOAD_MESSAGE_BYTES = 4 * -(-MAX_UPLOAD_BYTES // 3) + 4 * MAX_UPLOAD_FILES
 
 
 def files_in_words(names: list[str]) -> str:

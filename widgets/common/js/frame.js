@@ -7,6 +7,9 @@
 // description, notices, share, snippets, lock. To the server: one message per
 // action ({action}) or edit ({edit, text}); nothing per frame. Animation state
 // lives in closures here, never in synced properties (writing model.x sends it).
+// A played run's end travels with its anchor (`anchor.end`: the description and
+// the parts of the state at the horizon), so the page shows the end with no
+// message from the server: a notebook has no server session to send one.
 
 import { h, uid } from "./dom.js";
 import { exportButtons } from "./export.js";
@@ -60,8 +63,17 @@ export function mountWidget({ model, el }, def) {
   );
   const table = dataTable();
   let svg = null;
-  const drawnState = () => ({ ...model.steady, ...model.state });
-  let ctx = { state: drawnState(), t: 0, playing: false, width: 600 };
+  /** The end of a played run once the playhead has reached it (what the anchor said), or null. */
+  const endNow = () => {
+    const a = model.anchor || {};
+    return a.playing && a.end && !ctx.playing && ctx.t >= a.horizon ? a.end : null;
+  };
+  const drawnState = () => {
+    const state = { ...model.steady, ...model.state };
+    const end = endNow();
+    return end ? { ...state, ...end.state } : state;
+  };
+  let ctx = { state: { ...model.steady, ...model.state }, t: 0, playing: false, width: 600, end: null };
   // The table comes from the server when first wanted (opened, or CSV asked for).
   let csvWanted = false;
   const download = () => csvText(def.csvReadouts(ctx), ctx.state.table);
@@ -114,15 +126,21 @@ export function mountWidget({ model, el }, def) {
     const was = ctx.playing;
     ctx = { ...ctx, t, playing };
     time.update(playing, !playing && t >= model.anchor.horizon, fmt(model.anchor.horizon, def.time));
-    if (playing !== was) describe();
+    const end = endNow();
+    if (end !== ctx.end) {
+      ctx = { ...ctx, end };
+      onState();
+      describe();
+    } else if (playing !== was) describe();
     draw();
   });
   const describe = () => {
     // While playing the text holds still (a live region that changed every frame
     // would never stop talking); paused, it is the server's description of that moment.
+    const end = endNow();
     descriptionText.textContent = ctx.playing
       ? `Playing from ${fmt(model.anchor.elapsed, def.time)} to ${fmt(model.anchor.horizon, def.time)}. Pause for a description of that moment.`
-      : model.description;
+      : end ? end.description : model.description;
   };
   const onState = () => {
     const state = drawnState();
