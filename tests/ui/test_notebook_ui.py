@@ -184,8 +184,9 @@ def test_the_readme_cells_in_a_notebook_server(
     expect(page.locator(".ol-notebook-widget")).to_have_count(3, timeout=KERNEL_TIMEOUT)
     timeline, ranks = widget(page, 1), widget(page, 2)
     expect(readout(timeline, "Buckets")).to_have_text(starts("12"), timeout=TIMEOUT)
-    expect(timeline.get_by_role("combobox", name="Preset", exact=True)).to_have_value("Latency-bound")
-    expect(ranks.get_by_role("combobox", name="Scenario", exact=True)).to_have_value("Jitter")
+    choice = lambda scope, name: scope.get_by_role("combobox", name=name, exact=True)  # noqa: E731
+    expect(choice(timeline, "Preset")).to_have_value("Latency-bound")
+    expect(choice(ranks, "Scenario")).to_have_value("Jitter")
     for n in range(3):
         expect(widget(page, n).locator(".ol-chart svg").first).to_be_visible()
 
