@@ -179,3 +179,12 @@ def test_an_experiment_loads_its_settings_and_resets() -> None:
     assert widget.arrival == 4
     assert widget.anchor["elapsed"] == 0.0
     assert widget.message["text"] == "Arrival 4: the queue grows."
+
+
+def test_the_notebook_bundle_is_stale_when_any_widget_script_changes() -> None:
+    entry = BUNDLE.with_name("notebook.js")
+    sources = {p.relative_to(bundles.WIDGETS).as_posix() for p in bundles.sources(entry)}
+    for name in ("bucket_timeline", "queue_lab", "many_ranks", "trace_viewer"):
+        assert f"{name}/{name}.js" in sources, name
+    assert "common/js/frame.js" in sources and "notebook/notebook.js" in sources
+    assert not any(s.endswith(".bundle.js") for s in sources)
