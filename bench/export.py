@@ -1,6 +1,6 @@
-"""The course as static files: export time and size, and time to a drawn chart beside live.
+"""The course as static files: export time and size, states without Panel, time to a chart.
 
-    python -m bench.export [--repeats N]
+    python -m bench.export [--repeats N] [--states-only]
 
 1. ``overlap-lab export DIR --single-file`` as a user runs it (a new process),
    timed on the wall clock; the size of the folder without ``single/`` (what a
@@ -11,6 +11,11 @@
    samples alternating, measured in the page as ``bench/page_load.py`` does
    (navigation start to an ``<svg>`` in the widget's chart). Target: the copy's
    median <= 0.5x the live page's.
+3. Each widget page's states computed as the export computes them (from the settings
+   and the clock, ``widgets/*/state.py``) beside the same states reached through the
+   widget's Panel component as a live page reaches them (created for the state's
+   link, the data table asked for, Step to the end of the run, Reset), samples
+   alternating in one process (CPU seconds). Target: functions <= 0.25x components.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from bench.browser import chromium
 from bench.page_load import ROUTES, _fresh, _load_ms
@@ -52,6 +58,60 @@ def export_once(out: Path) -> dict:
         "largest_single": largest.name,
         "largest_single_mb": largest.stat().st_size / MB,
     }
+
+
+def _through_components(name: str, page: dict) -> None:
+    """Reach every state of a widget's page through its component, as a live page does."""
+    from widgets.registry import WIDGETS
+
+    spec = WIDGETS[name]
+    for record in page["widgets"][0]["records"]:
+        kwargs, _ = spec.parse(parse_qs(record["query"], keep_blank_values=True))
+        view = spec.create(**kwargs)
+        view.act("table")
+        for field, text in record["values"].items():
+            if view.values[field] != text:
+                view.edit(field, text)  # a prediction, which a link does not carry
+        for _ in record["moments"]:
+            view.act("step")
+        view.act("reset")
+
+
+def states_beside_components(repeats: int) -> dict[str, dict[str, list[float]]]:
+    """CPU seconds per widget page: its states from the state functions and through
+    the components, samples alternating (a first, unmeasured round fills the caches
+    of shipped traces and fits that both paths share)."""
+    from app.export.course import widget_page_states
+    from widgets.registry import WIDGETS
+
+    raw: dict[str, dict[str, list[float]]] = {}
+    for name in WIDGETS:
+        page = widget_page_states(name, "")
+        _through_components(name, page)
+        samples: dict[str, list[float]] = {"functions": [], "components": [], "states": []}
+        for _ in range(repeats):
+            start = time.process_time()
+            widget_page_states(name, "")
+            samples["functions"].append(time.process_time() - start)
+            start = time.process_time()
+            _through_components(name, page)
+            samples["components"].append(time.process_time() - start)
+        samples["states"] = [len(page["widgets"][0]["records"])]
+        raw[name] = samples
+    return raw
+
+
+def states_report(raw: dict[str, dict[str, list[float]]]) -> str:
+    """Part 3 as a text table."""
+    rows = []
+    for name, s in raw.items():
+        ours, theirs = median(s["functions"]), median(s["components"])
+        rows.append(
+            (name, str(s["states"][0]), f"{ours:.2f}", f"{theirs:.2f}",
+             fmt_ratio(ratio(ours, theirs)))
+        )  # fmt: skip
+    header = ("page", "states", "functions s", "components s", "functions / components")
+    return table(rows, header)
 
 
 def static_command(folder: Path):
@@ -101,8 +161,15 @@ def report(sizes: dict, drawn: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7, help="samples per route and case")
+    parser.add_argument(
+        "--states-only", action="store_true", help="only part 3: states without Panel"
+    )
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
+    print(states_report(states_beside_components(max(3, args.repeats // 2))))
+    if args.states_only:
+        print(f"load average (1 min) {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+        return 0
     with tempfile.TemporaryDirectory(prefix="overlap-lab-export-") as tmp:
         folder = Path(tmp) / "course"
         sizes = export_once(folder)

@@ -20,6 +20,7 @@ from .bucket_timeline.model import PRESETS, TimelineSettings
 from .common.formatting import plain_number
 from .common.picture import Picture
 from .common.round_questions import RoundQuestions
+from .common.widget_state import WidgetState
 from .many_ranks.model import SCENARIOS, RanksConfig
 from .model.fluid_queue import FluidQueue
 from .model.named import NamedConfigurations
@@ -49,6 +50,9 @@ class WidgetSpec:
     )
     """For a static copy (``app.export``): settings whose values are precomputed from each
     named configuration, each as a function of the settings to the values it takes."""
+    state: str = ""
+    """``"module:Class"`` under ``widgets``: the widget's ``WidgetState`` (no Panel), which
+    computes what its page draws from its settings and the clock."""
 
     @property
     def presets(self) -> Mapping[str, Mapping]:
@@ -93,6 +97,10 @@ class WidgetSpec:
     def create(self, **kwargs):
         """A new view with these keyword arguments."""
         return self.view_class()(**kwargs)
+
+    def rules(self) -> WidgetState:
+        """The widget's settings rules and its run, without Panel (imported on first use)."""
+        return _imported(self.state)()
 
     def picture(self) -> Picture | None:
         """What the index's picture of this widget shows, or None for a widget without one."""
@@ -141,6 +149,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             thumbnail="bucket_timeline.thumbnail:picture",
             class_round="bucket_timeline.questions:ROUND",
             export_axes={"layers_per_bucket": lambda settings: range(1, settings.n_layers + 1)},
+            state="bucket_timeline.state:TimelineState",
         ),
         WidgetSpec(
             "queue-lab",
@@ -157,6 +166,7 @@ WIDGETS: dict[str, WidgetSpec] = {
                 "initial": lambda settings: range(0, 9),
                 "predicted_drain_time": lambda settings: range(1, 11),
             },
+            state="queue_lab.state:QueueState",
         ),
         WidgetSpec(
             "ranks",
@@ -169,6 +179,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             thumbnail="many_ranks.thumbnail:picture",
             class_round="many_ranks.questions:ROUND",
             export_axes={"layers_per_bucket": lambda settings: (1, 2, 3, 4, 6, 12)},
+            state="many_ranks.state:RanksState",
         ),
         WidgetSpec(
             "trace",
@@ -182,6 +193,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             export_axes={
                 "iteration": lambda settings: range(settings.param.iteration.bounds[1] + 1)
             },
+            state="trace_viewer.state:TraceState",
         ),
     )
 }

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs
 
 from app.export.course import packed, widget_entry
 from app.export.pages import PAGE_CSS, STATIC_SOURCE, bundle_path
-from app.export.states import synced, widget_states
+from app.export.states import Shown, synced, widget_states
 from widgets.registry import WIDGETS
 
 from .views import voting_mode
@@ -76,8 +76,9 @@ def revealed_states(widget: str, query: str) -> str:
 
 def _settings_html(widget: str, query: str) -> str:
     """A hidden round's settings as read-only labelled fields (no model result among them)."""
-    view = WIDGETS[widget].create(**_settings(widget, query))
-    params = synced(view)
+    spec = WIDGETS[widget]
+    rules = spec.rules()
+    params = synced(Shown(rules, rules.make(**_settings(widget, query))[0]))
     rows = "".join(
         _setting_row(f, _shown(f, params["values"].get(f["name"], ""))) for f in params["fields"]
     )

@@ -1,5 +1,9 @@
 """An export's states equal what the live components send for the same settings.
 
+The export computes each state from the settings and the clock with no component
+(``widgets/*/state.py``); the components here are the independent path: Panel
+objects driven by their messages, as a live page drives them.
+
 Every state of every widget page and lesson is rebuilt the way the live server
 builds a page for a link: its URL query parsed by the registry, a new
 component, the data table asked for (and a prediction, which links do not
@@ -38,7 +42,8 @@ def exported(widget: dict, record: dict, moment: dict | None = None) -> dict:
     params = {k: v for k, v in record.items() if k not in NOT_SETTINGS}
     params = {**params, **(moment or {}), "fields": widget["fields"]}
     params["anchor"] = {**record["anchor"], **(moment or {}).get("anchor", {})}
-    params["anchor"].pop("revision")
+    # A copy counts its own messages: the export holds no count.
+    assert "revision" not in params["anchor"], params["anchor"]
     params.pop("message", None)
     return params
 

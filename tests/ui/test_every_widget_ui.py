@@ -252,7 +252,7 @@ def test_playing_to_the_end_stops_by_itself(page: Page, server: str, ui, name: s
     )
     button(page, "Play").click()
     expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
-    # Only the server's end-of-run timer turns Pause back into Play.
+    # The page turns Pause back into Play at the end by itself (no timer on the server).
     play = button(page, "Play")
     expect(play).to_be_visible(timeout=TIMEOUT + 2_000 * clock.wall_seconds_to_end())
     expect(button(page, "Step")).to_be_disabled()

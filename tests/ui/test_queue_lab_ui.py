@@ -6,7 +6,17 @@ import itertools
 import re
 
 import pytest
-from pagekit import TIMEOUT, button, enter, field, holds_still, readout, starts, value_of
+from pagekit import (
+    TIMEOUT,
+    button,
+    description,
+    enter,
+    field,
+    holds_still,
+    readout,
+    starts,
+    value_of,
+)
 from playwright.sync_api import Page, expect
 
 MINUS = "−"
@@ -116,6 +126,26 @@ def test_play_until_the_queue_drains(lab: Page):
     expect(actual).to_have_text(starts("4.00 s"), timeout=TIMEOUT)
     expect(readout(lab, "Queue length")).to_have_text(starts("0.00 items"), timeout=TIMEOUT)
     expect(lab.get_by_text(re.compile(r"Your prediction: 4\.00 s \(spot on\)"))).to_be_visible()
+
+
+def test_played_to_its_end_the_page_shows_the_end_with_no_message_from_the_server(
+    page: Page, server: str, ui, ws_frames
+):
+    # Arrival 2, service 3, 4 items: empty at 4 s, the run ends at 5 s. Nothing reaches
+    # the page when the run ends (a notebook has no server session to send anything):
+    # the end's readouts and words came with Play.
+    ui.open_widget(page, f"{server}/queue-lab")
+    button(page, "Play").click()
+    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
+    ui.wait_until(lambda: ws_frames.settled, timeout=10)
+    ws_frames.reset()
+    expect(page.get_by_text(re.compile(r"The run ended at 5\.00 s"))).to_be_visible(timeout=15_000)
+    expect(readout(page, "Elapsed time")).to_have_text(starts("5.00 s"))
+    expect(readout(page, "Queue length")).to_have_text(starts("0.00 items"))
+    expect(description(page)).to_contain_text("At 5.00 s the queue holds 0.00 items.")
+    expect(description(page)).to_contain_text("It was first empty at 4.00 s.")
+    page.wait_for_timeout(300)
+    assert (ws_frames.sent, ws_frames.received) == (0, 0), ws_frames.payloads[:5]
 
 
 # --- 4: an edit mid-run keeps time ----------------------------------------------

@@ -140,6 +140,23 @@ def fitted_clock(clock: Clock, run: Run) -> None:
         )
 
 
+def on_run(clock: Clock, run: Run) -> Clock:
+    """``clock`` timing ``run``: itself when it has the run's horizon, speed and Step, else
+    a copy that does (the same anchor: elapsed, playing, wall time), so that only the
+    anchor is taken from a clock and the run's length from the settings."""
+    if (clock.horizon, clock.speed, clock.step_size) == (run.horizon, run.speed, run.step):
+        return clock
+    return Clock(
+        wall_clock=clock._wall_clock,
+        elapsed=min(clock.elapsed, run.horizon),
+        playing=clock.playing,
+        anchor_wall=clock.anchor_wall,
+        horizon=run.horizon,
+        speed=run.speed,
+        step_size=run.step,
+    )
+
+
 def anchor(clock: Clock, run: Run | None = None) -> dict[str, Any]:
     """The clock as the page animates it, read now (so no wall times cross).
 
@@ -147,6 +164,8 @@ def anchor(clock: Clock, run: Run | None = None) -> dict[str, Any]:
     the horizon, so no message is needed when the run ends. Read after the end, the
     anchor is the end's: elapsed at the horizon, not playing.
     """
+    if run is not None:
+        clock = on_run(clock, run)
     t = clock.now()
     playing = bool(clock.playing and t < clock.horizon)
     out: dict[str, Any] = {
@@ -162,7 +181,11 @@ def anchor(clock: Clock, run: Run | None = None) -> dict[str, Any]:
 
 
 def drawn(run: Run, clock: Clock) -> dict[str, Any]:
-    """What the page draws now: the state at the clock's time, its description, the anchor."""
+    """What the page draws now: the state at the clock's time, its description, the anchor.
+
+    The run gives the horizon, speed and Step; the clock only its anchor (``on_run``).
+    """
+    clock = on_run(clock, run)
     t = clock.now()
     return {"state": run.state(t), "description": run.description(t), "anchor": anchor(clock, run)}
 

@@ -30,6 +30,8 @@ class QueueState(WidgetState):
         settings.reset()
 
     def run(self, settings: param.Parameterized, origin: str | None = None) -> QueueRun:
+        """A fresh run's result (its clock fitted to the run's length, nothing reached yet)."""
+        fit_queue_clock(settings)
         return QueueRun(settings)
 
 
@@ -124,10 +126,11 @@ def _check(check: PredictionCheck | None, missing: str) -> dict | None:
 def queue_lab_state(model: FluidQueue, clock: Clock | None = None) -> dict[str, Any]:
     """What the queue lab's page draws for the queue at its clock's time.
 
-    ``{"state", "description", "anchor"}``. The queue's state follows its own clock
-    (``clock``, if given, must be it); fit the clock to the run first
-    (``fit_queue_clock``), as the component does on every redraw.
+    ``{"state", "description", "anchor"}``. The queue's history follows its own clock
+    (``clock``, if given, must be it), which is first given the run's length as it
+    stands at that time (``fit_queue_clock``), as the component does on every redraw.
     """
     if clock is not None and clock is not model.clock:
         raise ValueError("the queue lab's state follows the queue's own clock")
+    fit_queue_clock(model, model.clock.now())
     return drawn(QueueRun(model), model.clock)
