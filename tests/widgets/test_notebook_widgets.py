@@ -188,3 +188,16 @@ def test_the_notebook_bundle_is_stale_when_any_widget_script_changes() -> None:
         assert f"{name}/{name}.js" in sources, name
     assert "common/js/frame.js" in sources and "notebook/notebook.js" in sources
     assert not any(s.endswith(".bundle.js") for s in sources)
+
+
+def test_the_notebook_draws_what_the_widgets_state_function_gives() -> None:
+    from widgets.model.fluid_queue import FluidQueue
+    from widgets.queue_lab.state import queue_lab_state
+
+    widget = QueueLab(arrival=4)
+    drawn = queue_lab_state(FluidQueue(arrival=4))
+    shown = {**widget.steady, **widget.state}
+    # The page asks for the data table when it is opened: until then it is not sent.
+    assert "table" not in shown
+    assert shown == {k: v for k, v in drawn["state"].items() if k != "table"}
+    assert widget.description == drawn["description"]
