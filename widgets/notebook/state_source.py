@@ -8,9 +8,13 @@ properties the bundle draws (``PROPERTIES``). The end of a played run is part of
 state read here: once the clock has passed its horizon, ``properties()`` is the
 state at the end, whoever asks and whether or not a timer ran.
 
-Until every widget has a Panel-free state function, the state is computed by the
-widget's component (``widgets/<name>/component.py``) held off-screen: the same code
-the served page runs, never displayed, with no server session.
+What the page draws is computed by the widget's Panel-free state function
+(``widgets/<widget>/state.py``, the one the served component, the static export and
+the class rounds call). The page's messages are still answered by the widget's
+component (``widgets/<widget>/component.py``), held off-screen and never displayed,
+with no server session: the rules of a message (an edit's refusal, Reset, Play at
+the end replaying, the table on demand, each widget's own buttons) live there once.
+This class is the one place to change when they move to a Panel-free session.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def query_of(settings: Mapping[str, object]) -> dict[str, list[str]]:
     return {key: [value_text(value)] for key, value in settings.items()}
 
 
-class WidgetState:
+class NotebookState:
     """One widget's settings, clock and drawn state, as a notebook shows it.
 
     ``settings`` are URL keys and values (``arrival=2`` or ``preset="Latency-bound"``);

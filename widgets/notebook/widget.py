@@ -5,7 +5,7 @@ draws it with no server extension and nothing fetched: the page's script is the
 committed bundle ``notebook.bundle.js`` (every widget and the shared library),
 sent with the widget. The page draws from the same synced properties a served
 page does and sends the same messages; Python answers them through
-:class:`~widgets.notebook.state_source.WidgetState`.
+:class:`~widgets.notebook.state_source.NotebookState`.
 
 Each setting (and prediction) is a trait of the same name, in both directions:
 ``w.arrival = 5`` redraws the page, and an edit in the page sets ``w.arrival``. A
@@ -26,7 +26,7 @@ import traitlets
 from ..common.fields import field_names, value_text
 from ..registry import WIDGETS
 from .saved_copy import with_saved_copy_note
-from .state_source import PROPERTIES, WidgetState
+from .state_source import PROPERTIES, NotebookState
 
 #: The page's script: the anywidget module drawing every widget (built by
 #: ``python -m widgets.common.bundles --build``).
@@ -71,7 +71,7 @@ class NotebookWidget(anywidget.AnyWidget):
     widget_name: ClassVar[str]
 
     def __init__(self, live_lab: str = "", **settings: Any):
-        self._source = WidgetState(self.widget_name, settings)
+        self._source = NotebookState(self.widget_name, settings)
         self._checking = False
         self._timer: asyncio.TimerHandle | None = None
         values = {n: self._source.setting(n) for n in self._source.field_names}
