@@ -201,3 +201,17 @@ def test_the_notebook_draws_what_the_widgets_state_function_gives() -> None:
     assert "table" not in shown
     assert shown == {k: v for k, v in drawn["state"].items() if k != "table"}
     assert widget.description == drawn["description"]
+
+
+def test_the_real_trace_switches_shipped_traces_both_ways() -> None:
+    widget = RealTrace()
+    before = widget.state["source"]
+    widget.trace = "one-bucket.json"
+    assert widget.values["trace"] == "one-bucket.json"
+    assert widget.state["source"] != before
+    assert widget.state["n_buckets"] == 1
+    from_page(widget, {"edit": "trace", "text": "mixed-5-5-2.json"})
+    assert widget.trace == "mixed-5-5-2.json"
+    with pytest.raises(traitlets.TraitError, match="one of"):
+        widget.trace = "nothing.json"
+    assert widget.trace == "mixed-5-5-2.json"
