@@ -215,3 +215,11 @@ def test_the_real_trace_switches_shipped_traces_both_ways() -> None:
     with pytest.raises(traitlets.TraitError, match="one of"):
         widget.trace = "nothing.json"
     assert widget.trace == "mixed-5-5-2.json"
+
+
+def test_a_trace_upload_fits_in_one_kernel_message() -> None:
+    # A Jupyter server (Tornado) closes the kernel's websocket on a message over 10 MiB.
+    upload = RealTrace().upload
+    assert upload["max_bytes"] == 6 * 1024 * 1024
+    base64_of_the_largest = upload["max_bytes"] * 4 / 3
+    assert base64_of_the_largest <= upload["max_message_bytes"] < 10 * 1024 * 1024

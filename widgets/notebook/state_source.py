@@ -43,6 +43,12 @@ PROPERTIES = (
     "upload",
 )
 
+#: A Jupyter server closes a kernel's websocket on a message over 10 MiB (Tornado's
+#: default ``websocket_max_message_size``), so a trace uploaded in a notebook is held to
+#: what fits in one: 6 MiB of files, 8 MiB as base64, with room for the message's frame.
+NOTEBOOK_UPLOAD_BYTES = 6 * 1024 * 1024
+NOTEBOOK_UPLOAD_MESSAGE_BYTES = NOTEBOOK_UPLOAD_BYTES * 4 // 3 + 64 * 1024
+
 
 def query_of(settings: Mapping[str, object]) -> dict[str, list[str]]:
     """Keyword settings as a page's URL query: each value as the text a link carries."""
@@ -75,7 +81,10 @@ class NotebookState:
         """What the page draws now; a played run that has reached its end is shown ended."""
         self._end_if_over()
         view = self._view
-        return {name: getattr(view, name) for name in PROPERTIES if name in view.param}
+        props = {name: getattr(view, name) for name in PROPERTIES if name in view.param}
+        if props.get("upload"):
+            props["upload"] = notebook_upload(props["upload"])
+        return props
 
     def request(self, message: object) -> None:
         """One message from the page (``{"action": …}``, ``{"edit": …, "text": …}``, data)."""
@@ -102,3 +111,12 @@ class NotebookState:
         if clock.playing and clock.at_end:
             clock.reanchor()
             self._view.refresh_time()
+
+
+def notebook_upload(upload: dict[str, Any]) -> dict[str, Any]:
+    """The trace upload's limits as a notebook's kernel connection can carry them."""
+    return {
+        **upload,
+        "max_bytes": min(upload["max_bytes"], NOTEBOOK_UPLOAD_BYTES),
+        "max_message_bytes": min(upload["max_message_bytes"], NOTEBOOK_UPLOAD_MESSAGE_BYTES),
+    }
