@@ -19,9 +19,7 @@ from typing import ClassVar
 from ..common.component import WidgetComponent
 from ..model.buckets import Schedule, SweepResult
 from .model import PRESETS, TimelineSettings
-from .state import BAR_KINDS, LANE_ROW, LANES, PLAY_SECONDS, TimelineState
-
-__all__ = ["BAR_KINDS", "LANES", "LANE_ROW", "PLAY_SECONDS", "BucketTimeline"]
+from .state import TimelineState
 
 HERE = Path(__file__).resolve().parent
 

@@ -36,9 +36,7 @@ from ..model.timeline import Clock
 from .bundles import bundle_of
 from .embed import embed_snippets
 from .fields import field_names, field_specs
-from .widget_state import Run, WidgetState, anchor, fitted_clock, nice_step
-
-__all__ = ["ACTIONS", "EDIT", "MAX_TEXT", "WidgetComponent", "nice_step"]
+from .widget_state import Run, WidgetState, anchor, fitted_clock
 
 #: The longest text an edit message may carry (a number is a few characters).
 MAX_TEXT = 200

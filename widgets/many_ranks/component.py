@@ -22,9 +22,7 @@ from ..common.parsing import parse_setting
 from ..model.timeline import Clock
 from .model import RanksConfig
 from .result import RanksResult, RanksSweep
-from .state import NO_TIMELINE_MS, PLAY_SECONDS, RanksState
-
-__all__ = ["NO_TIMELINE_MS", "PLAY_SECONDS", "RanksView"]
+from .state import RanksState
 
 HERE = Path(__file__).resolve().parent
 

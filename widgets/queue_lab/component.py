@@ -11,9 +11,7 @@ from pathlib import Path
 from ..common.component import WidgetComponent
 from ..model.fluid_queue import FluidQueue
 from ..model.timeline import Clock
-from .state import SPEED, QueueRun, QueueState, fit_queue_clock
-
-__all__ = ["SPEED", "QueueLab"]
+from .state import QueueRun, QueueState, fit_queue_clock
 
 HERE = Path(__file__).resolve().parent
 

@@ -28,11 +28,9 @@ from ..common.fields import field_specs
 from ..common.widget_state import fitted_clock
 from ..model.timeline import Clock
 from .model import TraceViewConfig, TraceViewResult, shipped_traces
-from .state import PLAY_SECONDS, TraceRun, TraceState, set_range, upload_state
+from .state import TraceRun, TraceState, set_range, upload_state
 from .text import listing
 from .upload_message import decode_files, files_in_words, read_in_background, server_document
-
-__all__ = ["PLAY_SECONDS", "TraceView"]
 
 HERE = Path(__file__).resolve().parent
 
