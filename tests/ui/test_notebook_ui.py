@@ -167,7 +167,8 @@ def test_the_readme_cells_in_a_notebook_server(
     page.on("request", lambda request: urls.append(request.url))
     page.set_viewport_size({"width": 1280, "height": 900})
     path = INTERFACES[interface].format(name=f"{interface}.ipynb")
-    page.goto(f"{base}/{path}?token={TOKEN}")
+    # A fresh workspace: no tab restored over the notebook from an earlier visit.
+    page.goto(f"{base}/{path}?reset&token={TOKEN}")
 
     # The first cell: one queue lab, arrival 2 (service 3, 4 items).
     expect(page.locator(".jp-Notebook .jp-CodeCell").first).to_be_visible(timeout=KERNEL_TIMEOUT)
