@@ -17,7 +17,19 @@ QueueLab = _notebook_widget("QueueLab", "queue-lab")
 ManyRanks = _notebook_widget("ManyRanks", "ranks")
 RealTrace = _notebook_widget("RealTrace", "trace")
 
+#: Each widget's notebook class by its registry name (its route).
+CLASSES: dict[str, type[NotebookWidget]] = {
+    cls.widget_name: cls for cls in (BucketTimeline, QueueLab, ManyRanks, RealTrace)
+}
+
+
+def notebook_widget(name: str, **settings: object) -> NotebookWidget:
+    """The widget named ``name`` in ``widgets.registry`` (``"queue-lab"``) with these settings."""
+    return CLASSES[name](**settings)
+
+
 __all__ = [
+    "CLASSES",
     "BucketTimeline",
     "Column",
     "ManyRanks",
@@ -25,4 +37,5 @@ __all__ = [
     "QueueLab",
     "RealTrace",
     "Row",
+    "notebook_widget",
 ]
