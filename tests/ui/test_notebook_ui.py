@@ -200,6 +200,16 @@ def test_the_readme_cells_in_a_notebook_server(
     expect(button(lab, "Play")).to_be_visible()
     expect(description(lab)).to_contain_text("At 5.00 s the queue holds 0.00 items")
 
+    # Reset and Step: 4 items draining at 1 item/s, half a second later 3.50 items.
+    button(lab, "Reset").click()
+    expect(readout(lab, "Elapsed time")).to_have_text(starts("0.00 s"), timeout=TIMEOUT)
+    button(lab, "Step").click()
+    expect(readout(lab, "Elapsed time")).to_have_text(starts("0.50 s"), timeout=TIMEOUT)
+    expect(readout(lab, "Queue length")).to_have_text(starts("3.50 items"))
+    # The data table comes from the kernel when it is opened: one segment from 0 s.
+    lab.get_by_text("The chart's data as a table", exact=True).click()
+    expect(lab.get_by_role("columnheader", name="Segment start (s)")).to_be_visible(timeout=TIMEOUT)
+
     # An edit in the widget: arrival 5 − service 3 = +2.00 items/s.
     enter(lab, "Arrival rate", "5")
     expect(readout(lab, "Net rate")).to_have_text(starts("+2.00 items/s"), timeout=TIMEOUT)
