@@ -143,9 +143,12 @@ class WidgetStates:
         index = self._index[key] = len(self.records)
         self.records.append(record)
         record["moments"] = moments(run, params)
-        # Reset may clear more than the clock (the queue lab's checked prediction).
+        # Reset may clear more than the clock (the queue lab's checked prediction); when
+        # it changes no setting and clears no message, it leads back to this same state.
+        before = (shown.rules.values(shown.settings), bool(shown.errors))
         shown.reset()
-        record["reset"] = self.add(shown)
+        same = before == (shown.rules.values(shown.settings), False)
+        record["reset"] = index if same else self.add(shown)
         return index
 
     def shared(self, shown: Shown) -> dict[str, Any]:
