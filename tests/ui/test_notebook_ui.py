@@ -199,6 +199,10 @@ def test_the_readme_cells_in_a_notebook_server(
     expect(readout(lab, "Queue length")).to_have_text(starts("0.00 items"))
     expect(button(lab, "Play")).to_be_visible()
     expect(description(lab)).to_contain_text("At 5.00 s the queue holds 0.00 items")
+    # Live, not a saved copy: the kernel answered the page (it asks once, waits 4 s), and
+    # the notebook drew the widget, not the note a saved copy shows in its place.
+    expect(page.get_by_text("This is a snapshot")).to_have_count(0)
+    expect(page.get_by_text("An overlap-lab widget was shown here")).to_have_count(0)
 
     # Reset and Step: 4 items draining at 1 item/s, half a second later 3.50 items.
     button(lab, "Reset").click()
