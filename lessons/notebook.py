@@ -25,7 +25,8 @@ def experiment_button(widget: NotebookWidget, experiment: Experiment) -> ipywidg
     button = ipywidgets.Button(
         description=f"▶ {experiment.label}",
         tooltip=experiment.note,
-        layout=ipywidgets.Layout(width="auto", margin="4px 0"),
+        # As wide as its label, under the widget's left edge, as on the lesson's page.
+        layout=ipywidgets.Layout(width="auto", align_self="flex-start", margin="4px 0"),
     )
     button.on_click(lambda _button: widget.load(experiment.note, **experiment.settings))
     return button

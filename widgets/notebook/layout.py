@@ -7,6 +7,7 @@ from typing import Any
 import ipywidgets
 
 from .saved_copy import with_saved_copy_note
+from .widget import NotebookWidget
 
 
 class Column(ipywidgets.VBox):
@@ -14,6 +15,9 @@ class Column(ipywidgets.VBox):
 
     def __init__(self, *widgets: ipywidgets.DOMWidget, **kwargs: Any):
         kwargs.setdefault("layout", ipywidgets.Layout(width="100%"))
+        for widget in widgets:
+            if isinstance(widget, NotebookWidget):
+                widget.layout = ipywidgets.Layout(margin="16px 0 8px 0")  # apart from the last
         super().__init__(list(widgets), **kwargs)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
