@@ -42,6 +42,7 @@ STARTUP_TIMEOUT = 120.0
 KERNEL_TIMEOUT = 90_000  # ms: the first cell's output (a kernel start and the import)
 #: The interfaces: the address of a notebook in each, and how it names its Run menu's item.
 INTERFACES = {"jupyterlab": "lab/tree/{name}", "notebook7": "notebooks/{name}"}
+TRACE_CELL = "from widgets.notebook import RealTrace\n\ntrace = RealTrace()\ntrace"
 
 
 def readme_cells() -> list[str]:
@@ -93,6 +94,7 @@ def jupyter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
     assert len(cells) == 3, cells
     for name in INTERFACES:
         write_notebook(served / f"{name}.ipynb", cells)
+    write_notebook(served / "trace.ipynb", [TRACE_CELL])
     port = free_port()
     log = (root / "server.log").open("w")
     command = [
@@ -268,3 +270,25 @@ def test_a_notebook_saved_as_html_says_the_widget_needs_a_kernel(
     )
     # Nothing that looks live: no control, no button.
     expect(page.get_by_role("button", name="Play")).to_have_count(0)
+
+
+def test_a_trace_uploaded_in_a_notebook_reaches_the_kernel(
+    jupyter: tuple[str, Path], page: Page, tmp_path: Path
+) -> None:
+    base, _served = jupyter
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    page.goto(f"{base}/lab/tree/trace.ipynb?reset&token={TOKEN}")
+    expect(page.locator(".jp-Notebook .jp-CodeCell").first).to_be_visible(timeout=KERNEL_TIMEOUT)
+    wait_for_kernel(base, "trace.ipynb")
+    run_cell(page, 0)
+    trace = widget(page, 0)
+    upload = trace.get_by_label("Upload a trace or profiler files", exact=True)
+    expect(upload).to_have_attribute("type", "file", timeout=KERNEL_TIMEOUT)
+    mine = tmp_path / "mine.json"
+    mine.write_bytes((REPO / "traces" / "shipped" / "one-bucket.json").read_bytes())
+    upload.set_input_files(str(mine))
+    expect(
+        trace.get_by_role("status").filter(has_text="Showing your upload, mine.json")
+    ).to_be_visible(timeout=TIMEOUT)
+    assert_only_local(urls, base)
