@@ -15,7 +15,8 @@
    and the clock, ``widgets/*/state.py``) beside the same states reached through the
    widget's Panel component as a live page reaches them (created for the state's
    link, the data table asked for, Step to the end of the run, Reset), samples
-   alternating in one process (CPU seconds). Target: functions <= 0.25x components.
+   alternating in one process (CPU seconds). Target: functions <= 0.6x components
+   on every page (the model's own work, the same on both paths, is most of what is left).
 """
 
 from __future__ import annotations
