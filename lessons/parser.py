@@ -42,6 +42,12 @@ class Experiment:
     target: int
     line: int
 
+    @property
+    def note(self) -> str:
+        """What the experiment loads, as the widget says it when it is pressed."""
+        settings = ", ".join(f"{k} {v}" for k, v in self.settings.items())
+        return f"Loaded “{self.label}”: {settings}."
+
 
 @dataclass(frozen=True)
 class Question:

@@ -117,9 +117,8 @@ def lesson_nav(lesson: Lesson, lessons: Sequence[Lesson], prefix: str) -> str:
 
 
 def experiment_note(block: Experiment) -> str:
-    """What an experiment loads, as the widget says it."""
-    settings = ", ".join(f"{k} {v}" for k, v in block.settings.items())
-    return f"Loaded “{block.label}”: {settings}."
+    """What an experiment loads, as the widget says it (``Experiment.note``)."""
+    return block.note
 
 
 def experiment_html(block: Experiment, number: int) -> str:

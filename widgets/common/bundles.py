@@ -40,9 +40,18 @@ def bundle_of(entry: Path) -> Path:
     return entry.with_name(f"{entry.stem}.bundle.js")
 
 
+#: Entries that draw other widgets (the notebook module draws all four): their folders
+#: are sources too.
+DRAWS_EVERY_WIDGET = (WIDGETS / "notebook" / "notebook.js",)
+
+
 def sources(entry: Path) -> list[Path]:
-    """The files a bundle is built from: its entry folder's scripts and the shared library."""
+    """The files a bundle is built from: its entry folder's scripts and the shared library
+    (and every widget's folder, for an entry that draws every widget)."""
     found = [*entry.parent.iterdir(), *COMMON_JS.iterdir()]
+    if entry in DRAWS_EVERY_WIDGET:
+        others = [e.parent for e in entries() if e not in DRAWS_EVERY_WIDGET + PAGE_ENTRIES]
+        found += [p for folder in others for p in folder.iterdir()]
     return sorted(
         p for p in found if p.suffix in SOURCE_SUFFIXES and not p.name.endswith(".bundle.js")
     )
