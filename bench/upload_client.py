@@ -24,7 +24,7 @@ from pathlib import Path
 from bench.loadclient import PageLoad, _message, _read_message, _send, load_page
 
 #: Words that start the server's final answer to an upload (anything else is a progress note).
-FINAL = ("Not loaded", "Showing your upload", "Busy")
+FINAL = ("Not loaded", "Showing your upload")
 #: What one line of :func:`oversize_gzip` takes gzipped (96 random bytes as hex, 900 spaces).
 LINE_PACKED_BYTES = 122
 
@@ -83,19 +83,23 @@ class TracePage:
         patch = {"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": event}
         await _send(self.page.ws, _message("PATCH-DOC", {"events": [patch]}))
 
-    async def answer(self, timeout: float = 300.0) -> str:
-        """The next final message at the upload control (its error, or its status)."""
+    async def note(self, timeout: float = 300.0) -> str:
+        """The next message at the upload control: a progress note, its error or its status."""
         while True:
             header, content = await asyncio.wait_for(_read_message(self.page.ws), timeout)
             if header.get("msgtype") != "PATCH-DOC":
                 continue
             for event in json.loads(content).get("events", []):
-                if event.get("attr") != "upload":
-                    continue
-                upload = _plain(event.get("new"))
-                text = upload.get("error") or upload.get("status") or ""
-                if text.startswith(FINAL):
-                    return text
+                if event.get("attr") == "upload":
+                    upload = _plain(event.get("new"))
+                    return upload.get("error") or upload.get("status") or ""
+
+    async def answer(self, timeout: float = 300.0) -> str:
+        """The next final message at the upload control (its error, or its status)."""
+        while True:
+            text = await self.note(timeout)
+            if text.startswith(FINAL):
+                return text
 
     async def upload(self, files: list[tuple[str, bytes]], timeout: float = 300.0) -> str:
         """Send ``files`` and return the server's final answer."""

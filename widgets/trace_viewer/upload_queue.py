@@ -152,6 +152,8 @@ class UploadQueue:
         self._held = 0
         self._order = itertools.count()
         self._readers: list[threading.Thread] = []
+        #: What each reader (by whether it takes light uploads only) is reading now.
+        self._reading: dict[bool, Job | None] = {False: None, True: None}
 
     @property
     def held_bytes(self) -> int:
@@ -169,7 +171,7 @@ class UploadQueue:
     ) -> int:
         """Queue ``files`` of ``session``; ``done`` gets the outcome on a reader thread.
 
-        Returns how many uploads will be read before this one by its reader. Raises
+        Returns how many uploads are read before this one (being read or waiting). Raises
         ``UploadRefused`` (with the words for the control) when the session's last
         upload is still in flight or the budget has no room for this one.
         """
@@ -181,13 +183,22 @@ class UploadQueue:
             if self._held + cost > self.budget_bytes:
                 raise UploadRefused(BUSY)
             job = Job(session, files, cost, light, done, next(self._order))
-            ahead = sum(1 for other in self._waiting if self._rank(other) < self._rank(job))
+            ahead = self._ahead(job)
             self._in_flight[session] = job
             self._held += cost
             self._waiting.append(job)
             self._start_readers()
             self._lock.notify_all()
         return ahead
+
+    def _ahead(self, job: Job) -> int:
+        """Uploads read before ``job``: those waiting before it, and one being read it waits for.
+
+        Either reader takes a light upload, so it waits for a read only when both are busy.
+        """
+        waiting = sum(1 for other in self._waiting if self._rank(other) < self._rank(job))
+        light_busy = all(self._reading.values())
+        return waiting + (light_busy if job.light else self._reading[False] is not None)
 
     @staticmethod
     def _rank(job: Job) -> tuple[int, int]:
@@ -210,6 +221,7 @@ class UploadQueue:
                 if ready:
                     job = min(ready, key=self._rank)
                     self._waiting.remove(job)
+                    self._reading[light_only] = job
                     return job
                 self._lock.wait()
 
@@ -227,16 +239,18 @@ class UploadQueue:
             LOG.error("reading an upload failed: %s: %s", type(exc).__name__, exc)
             outcome = "it could not be read"
         del files
+        if job.cost >= COLLECT_AFTER_BYTES:
+            self._release()  # before the answer: once the page hears it, memory is back
         with self._lock:
             self._in_flight.pop(job.session, None)
             self._held -= job.cost
+            for reader, reading in self._reading.items():
+                if reading is job:
+                    self._reading[reader] = None
         try:
             job.done(outcome)
         except Exception as exc:
             LOG.error("answering an upload failed: %s: %s", type(exc).__name__, exc)
-        del outcome
-        if job.cost >= COLLECT_AFTER_BYTES:
-            self._release()
 
 
 #: The process's one queue.
