@@ -78,7 +78,11 @@ class TracePage:
             _map({"name": name, "size": len(data), "base64": base64.b64encode(data).decode()})
             for name, data in files
         ]
-        values = _map({"model": {"id": self.component_id}, "data": _map({"upload_files": sent})})
+        await self.send_message(_map({"upload_files": sent}))
+
+    async def send_message(self, data: dict) -> None:
+        """Send one message of the page's (``model.send_msg(data)``), ``data`` as serialized."""
+        values = _map({"model": {"id": self.component_id}, "data": data})
         event = {"type": "event", "name": "data_event", "values": values}
         patch = {"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": event}
         await _send(self.page.ws, _message("PATCH-DOC", {"events": [patch]}))
