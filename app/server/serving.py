@@ -36,7 +36,7 @@ def configure_process() -> None:
     - The garbage collector runs less often (see ``GC_THRESHOLDS``).
     - Sessions are built one at a time in arrival order, after the work
       already under way for the pages sent before (:mod:`app.server.admission`).
-    - Each websocket's messages are paced to a share of the process
+    - Each websocket's messages are paced, so a flood waits its turn
       (:mod:`app.server.websocket_pace`).
     """
     from bokeh.settings import settings

@@ -1,4 +1,4 @@
-"""Each page's websocket messages are paced to a share of its process, so a flood waits its turn.
+"""Each page's websocket messages are paced, so a hand-made flood waits its turn.
 
 A page sends a message per action or edit (a few a second at most, and some
 twenty patches as it loads), but anyone can write Bokeh messages by hand: 5,000
@@ -8,12 +8,13 @@ handler has finished with the last one, so a connection is paced by waiting
 before its next frame is handled: the frames then stay in the sender's socket,
 not in the server's memory, and the other connections are served meanwhile.
 
-The pace is a bucket of handling time per connection (:class:`MessagePace`):
-each frame costs the time its handling took, at least ``MIN_FRAME_SECONDS``; the
-bucket holds ``BURST_SECONDS`` and refills at ``SHARE`` seconds a second. A page
-never meets it; a flood settles at a quarter of one core, or
-``SHARE / (3 * MIN_FRAME_SECONDS)``, about 40 three-frame messages a second, for
-cheap ones.
+The pace is a bucket of frames per connection (:class:`MessagePace`): it holds
+``BURST_FRAMES`` and refills at ``FRAMES_PER_SECOND``; a frame that finds it
+empty waits for the next one. A Bokeh message is three frames or more, so a
+page may send some 100 messages at once (it sends about 20 as it loads, then
+one per edit or click) and 10 a second after that. Frames are counted, not
+timed: a handler's time on the shared event loop also holds whatever other
+work ran while it awaited, which would charge one page for another's.
 """
 
 from __future__ import annotations
@@ -22,45 +23,37 @@ import asyncio
 import time
 from collections.abc import Callable
 
-#: The share of its process's time one connection's messages may take, sustained.
-SHARE = 0.25
-#: The handling time a connection may spend at once before it is paced (seconds).
-BURST_SECONDS = 1.0
-#: The least a websocket frame counts for, however fast it was handled (seconds).
-MIN_FRAME_SECONDS = 0.002
+#: Frames a connection may send at once before it is paced (100 three-frame messages).
+BURST_FRAMES = 300
+#: Frames a second a connection may send, sustained (10 three-frame messages).
+FRAMES_PER_SECOND = 30.0
 
 
 class MessagePace:
-    """One connection's bucket of handling time: how long its next frame waits."""
+    """One connection's bucket of frames: how long its next frame waits."""
 
     def __init__(
         self,
-        share: float = SHARE,
-        burst: float = BURST_SECONDS,
-        min_cost: float = MIN_FRAME_SECONDS,
+        rate: float = FRAMES_PER_SECOND,
+        burst: float = BURST_FRAMES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.share = share
+        self.rate = rate
         self.burst = burst
-        self.min_cost = min_cost
         self.clock = clock
-        self.tokens = burst
+        self.tokens = float(burst)
         self.updated = clock()
 
     def _refill(self) -> None:
         now = self.clock()
-        self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.share)
+        self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.rate)
         self.updated = now
 
-    def delay(self) -> float:
-        """Seconds the next frame waits: 0 while the bucket is not empty."""
+    def take(self) -> float:
+        """Take one frame out of the bucket; return how long it waits (0 while not empty)."""
         self._refill()
-        return -self.tokens / self.share if self.tokens < 0 else 0.0
-
-    def spent(self, seconds: float) -> None:
-        """Take what handling a frame took (at least ``min_cost``) out of the bucket."""
-        self._refill()
-        self.tokens -= max(seconds, self.min_cost)
+        self.tokens -= 1
+        return -self.tokens / self.rate if self.tokens < 0 else 0.0
 
 
 def paced(handler: type) -> type:
@@ -72,14 +65,10 @@ def paced(handler: type) -> type:
         async def on_message(self, fragment: str | bytes) -> None:
             if self._pace is None:
                 self._pace = MessagePace()
-            wait = self._pace.delay()
+            wait = self._pace.take()
             if wait:
                 await asyncio.sleep(wait)
-            start = time.perf_counter()
-            try:
-                await super().on_message(fragment)
-            finally:
-                self._pace.spent(time.perf_counter() - start)
+            await super().on_message(fragment)
 
     Paced.__name__ = Paced.__qualname__ = f"Paced{handler.__name__}"
     Paced.__doc__ = f"{handler.__name__} whose messages are paced (MessagePace)."

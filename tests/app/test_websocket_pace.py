@@ -9,9 +9,8 @@ import time
 import pytest
 
 from app.server.websocket_pace import (
-    BURST_SECONDS,
-    MIN_FRAME_SECONDS,
-    SHARE,
+    BURST_FRAMES,
+    FRAMES_PER_SECOND,
     MessagePace,
     install_websocket_pace,
 )
@@ -27,23 +26,20 @@ class FakeClock:
         return self.now
 
 
-def test_the_bucket_gives_a_burst_then_a_share_worked_out_by_hand() -> None:
+def test_the_bucket_gives_a_burst_then_a_rate_worked_out_by_hand() -> None:
     clock = FakeClock()
-    pace = MessagePace(share=0.25, burst=1.0, min_cost=0.002, clock=clock)
-    for _ in range(500):  # 500 fast frames count 2 ms each: exactly the 1 s burst
-        assert pace.delay() == pytest.approx(0.0, abs=1e-9)
-        pace.spent(0.0001)
-    assert pace.delay() == pytest.approx(0.0, abs=1e-9)
-    pace.spent(0.0001)  # 2 ms past the burst: 2 ms / 0.25 = 8 ms to wait
-    assert pace.delay() == pytest.approx(0.008)
-    clock.now += 0.008
-    assert pace.delay() == pytest.approx(0.0, abs=1e-9)
-    pace.spent(0.5)  # a slow frame: half a second of handling, 2 s to earn back at 0.25
-    assert pace.delay() == pytest.approx(2.0)
-    clock.now += 1.0
-    assert pace.delay() == pytest.approx(1.0)
+    pace = MessagePace(rate=30.0, burst=300, clock=clock)
+    assert [pace.take() for _ in range(300)] == [0.0] * 300  # the burst: 100 messages
+    assert pace.take() == pytest.approx(1 / 30)  # one frame past it waits one frame's time
+    assert pace.take() == pytest.approx(2 / 30)
+    clock.now += 2 / 30
+    assert pace.take() == pytest.approx(1 / 30)
+    clock.now += 1.0  # a second: 30 frames earned back
+    assert [pace.take() for _ in range(29)] == pytest.approx([0.0] * 29, abs=1e-9)
+    assert pace.take() > 0
     clock.now += 100.0  # idle: the bucket fills to its burst, no further
-    assert pace.delay() == 0.0 and pace.tokens == pytest.approx(1.0)
+    pace.take()
+    assert pace.tokens == pytest.approx(299)
 
 
 def test_the_paced_handler_serves_every_apps_websocket() -> None:
@@ -74,9 +70,9 @@ def test_a_flood_of_property_edits_is_paced_and_another_page_is_answered_meanwhi
     """1,500 hand-made edits from one page: answered no faster than the pace allows.
 
     Every PATCH-DOC is answered with an OK; while watching, the count answered by
-    any moment ``t`` is at most the burst plus the share earned since, at the
-    least cost of a three-frame message (an upper bound a slower machine only
-    stays further under). Before, they were answered as fast as the process could.
+    any moment ``t`` is at most the burst plus the frames earned since, three to a
+    message (an upper bound a slower machine only stays further under). Before,
+    1,047 of them were answered within 4 s, as fast as the process could.
     """
     configure_client()
 
@@ -121,8 +117,8 @@ def test_a_flood_of_property_edits_is_paced_and_another_page_is_answered_meanwhi
         server = servers.start("app", app_command, "/")
         seen, before_other = run(body(server.url))
         assert "Traceback" not in server.log_text(), server.log_text()[-4000:]
-    per_message = 3 * MIN_FRAME_SECONDS
-    over = [(round(t, 2), n) for t, n in seen if n > (BURST_SECONDS + SHARE * t) / per_message + 10]
+    bound = [(BURST_FRAMES + FRAMES_PER_SECOND * t) / 3 + 5 for t, _ in seen]
+    over = [(round(t, 2), n) for (t, n), most in zip(seen, bound, strict=True) if n > most]
     assert not over, f"answered faster than the pace: {over[:5]} (of {seen[-1]})"
     assert seen[-1][1] > 0  # the flood is answered, at its pace
     assert before_other < FLOOD  # the other page did not wait for the whole flood
