@@ -1,10 +1,11 @@
 """A page flooding its websocket with edits: what the process spends, and another learner's wait.
 
-One page of ``/trace``, in a process of its own, sends ``--edits`` edits of its
-iteration field as fast as it can (the message its Enter key sends,
-``{"edit": "iteration", "text": ...}``, written by hand over the websocket,
-:mod:`bench.upload_client`) and reads what it is sent; another page meanwhile
-edits the same field once a second. Measured, against a fresh
+One page of ``/trace``, in a process of its own, sends ``--edits`` property
+edits as fast as it can (``PATCH-DOC`` messages changing its ``Location``'s
+``hash``, written by hand over the websocket; each is answered with an ``OK``)
+and reads what it is sent; another page meanwhile edits its iteration field
+once a second (the message its Enter key sends, ``{"edit": "iteration", "text":
+...}``, :mod:`bench.upload_client`). Measured, against a fresh
 ``overlap-lab serve`` of this tree and, with ``--before DIR``, of another
 checkout side by side:
 
@@ -22,13 +23,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from bench.loadclient import _drain, _read_message, configure_client
+from bench.loadclient import _message, _read_message, _send, configure_client
 from bench.servers import REPO, running_servers
 from bench.stats import cpu_seconds
 from bench.upload_client import TracePage, _map
@@ -53,9 +55,28 @@ async def flooder(base: str, edits: int) -> None:
     """The flooding page: every edit sent at once, then what it is sent read until it is stopped."""
     configure_client()
     page = await TracePage.open(base)
-    reading = asyncio.ensure_future(_drain(page.page.ws))
+    # Each frame at once (a page's browser sends them so): no waiting for the last one's ACK.
+    page.page.ws.protocol.stream.set_nodelay(True)
+    answered = 0
+
+    async def count_answers() -> None:
+        nonlocal answered
+        while True:
+            header, _ = await _read_message(page.page.ws)
+            answered += header.get("msgtype") == "OK"
+
+    def report(*_) -> None:
+        print(f"answered {answered}", flush=True)
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, report)
+    reading = asyncio.ensure_future(count_answers())
+    print("open", flush=True)
+    (location,) = page.page.models["Location"]
     for k in range(edits):
-        await page.send_message(_edit(k))
+        change = {"kind": "ModelChanged", "model": {"id": location["id"]}, "attr": "hash"}
+        await _send(page.page.ws, _message("PATCH-DOC", {"events": [{**change, "new": f"#{k}"}]}))
+        await asyncio.sleep(0)  # let the reading go on: a write that is done does not yield
     print("sent", flush=True)
     await reading
 
@@ -66,7 +87,10 @@ async def flood(base: str, pid: int, edits: int, seconds: float) -> dict:
     child = subprocess.Popen(
         [sys.executable, "-m", "bench.message_flood", "--flood", base, "--edits", str(edits)],
         cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    assert (await asyncio.to_thread(child.stdout.readline)).strip() == "open"
     await asyncio.sleep(1.0)
     cpu0, t0 = cpu_seconds(pid), time.perf_counter()
     during = []
@@ -75,10 +99,13 @@ async def flood(base: str, pid: int, edits: int, seconds: float) -> dict:
         await asyncio.sleep(max(0.0, 1.0 - during[-1]))
     cpu1, t1 = cpu_seconds(pid), time.perf_counter()
     child.terminate()
-    child.wait(timeout=30)
+    out, _ = child.communicate(timeout=30)
+    answered = int(out.split()[-1]) if out.split() else -1
     other.close()
     return {
         "edits_sent": edits,
+        "flood_answered_by_end": answered,
+        "flood_answered_per_s": answered / (t1 - t0 + 1.0),
         "window_s": t1 - t0,
         "server_cpu_share": (cpu1 - cpu0) / (t1 - t0),
         "other_edit_idle_s": statistics.median(idle),
