@@ -183,7 +183,7 @@ def start_deployment(kind: str, tmp: Path) -> Deployment:
         return Deployment(kind, server.url, [server])
     count = int(kind.rsplit("-", 1)[1])
     nginx_port = free_port()
-    origin = ("--allow-websocket-origin", f"localhost:{nginx_port}", "--use-xheaders")
+    origin = ("--allow-websocket-origin", f"localhost:{nginx_port}", "--trusted-proxy", "127.0.0.1")
     backends = []
     for i in range(count):
         port = free_port()

@@ -56,7 +56,8 @@ def test_cli_options_map_to_server_options():
             "serve",
             "--prefix",
             "/widgets/",
-            "--use-xheaders",
+            "--trusted-proxy",
+            "127.0.0.1",
             "--unused-session-lifetime",
             "3000",
             "--check-unused-sessions",
@@ -68,7 +69,7 @@ def test_cli_options_map_to_server_options():
     assert args.connect_grace == 2000
     options = server_options(ServeOptions.from_args(args))
     assert options["prefix"] == "/widgets"
-    assert options["use_xheaders"] is True
+    assert options["use_xheaders"] is False  # believed from the trusted proxy only
     assert options["unused_session_lifetime_milliseconds"] == 3000
     assert options["check_unused_sessions_milliseconds"] == 1000
     assert options["liveness"] is True

@@ -13,6 +13,8 @@ from urllib.parse import quote
 
 from tornado.web import RequestHandler
 
+from app.server.trusted_proxy import client_address, request_scheme
+
 from .codes import normalize_code
 from .errors import ClassError, Forbidden
 from .pages import entry_html, instructor_html, learner_html, not_found_html
@@ -60,7 +62,7 @@ class ClassHandler(RequestHandler):
         self.set_header("X-Content-Type-Options", "nosniff")
 
     def address(self) -> str:
-        return self.request.remote_ip or ""
+        return client_address(self.request)
 
     def json_body(self) -> dict:
         """The request's JSON object; ClassError for anything else."""
@@ -105,7 +107,7 @@ class ClassHandler(RequestHandler):
 
     def origin(self) -> str:
         host = self.request.headers.get("Host") or "localhost"
-        proto = self.request.headers.get("X-Forwarded-Proto") or self.request.protocol
+        proto = request_scheme(self.request)
         return f"{proto}://{host}{self.prefix}"
 
     def log_exception(self, typ, value, tb) -> None:

@@ -25,6 +25,7 @@ from .serving import (
     serve_styles_locally,
     url_prefix,
 )
+from .trusted_proxy import request_scheme
 
 
 def _query() -> dict:
@@ -35,13 +36,14 @@ def _query() -> dict:
 def server_origin() -> str:
     """``http://host:port`` of this server as the browser reached it, with its ``--prefix``.
 
-    Behind a proxy that terminates TLS, ``X-Forwarded-Proto`` says https.
+    Behind a proxy that terminates TLS, its ``X-Forwarded-Proto`` says https (believed
+    from a ``--trusted-proxy`` only, :mod:`app.server.trusted_proxy`).
     """
     ctx = getattr(pn.state.curdoc, "session_context", None)
     request = getattr(ctx, "request", None)
     headers = getattr(request, "headers", None) or {}
     host = headers.get("Host") or "localhost:5006"
-    proto = headers.get("X-Forwarded-Proto") or "http"
+    proto = request_scheme(request) if request is not None else "http"
     return f"{proto}://{host}{url_prefix()}"
 
 

@@ -47,9 +47,13 @@ class ServeOptions(param.Parameterized):
         doc="serve every route under this path, e.g. /widgets behind a proxy (default: none)",
         metadata={"metavar": "PATH"},
     )
-    use_xheaders = param.Boolean(
-        default=False,
-        doc="trust X-Forwarded-For/-Proto and X-Real-Ip from a reverse proxy in front",
+    trusted_proxy = param.List(
+        default=[],
+        item_type=str,
+        doc="the address (or network) of a reverse proxy in front whose X-Real-IP, "
+        "X-Forwarded-For and X-Forwarded-Proto are believed (repeatable); from any other "
+        "peer they are ignored (default: none)",
+        metadata={"metavar": "ADDRESS"},
     )
     unused_session_lifetime = param.Integer(
         default=UNUSED_SESSION_LIFETIME_MS,
@@ -95,7 +99,7 @@ class ServeOptions(param.Parameterized):
     def add_arguments(
         cls, parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None
     ) -> None:
-        """A flag for every option (``--use-xheaders``), with its default in the help.
+        """A flag for every option (``--trusted-proxy``), with its default in the help.
 
         ``only`` names the options to add (another command sharing some of them).
         """
@@ -120,12 +124,21 @@ class ServeOptions(param.Parameterized):
                     help=p.doc + default,
                     metavar=extra.get("metavar"),
                 )
+        if only is None or "trusted_proxy" in only:
+            parser.add_argument(
+                "--use-xheaders", nargs=0, action=_ReplacedByTrustedProxy, help=argparse.SUPPRESS
+            )
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ServeOptions:
-        """The options a parsed command line gives (out-of-bounds values raise ValueError)."""
+        """The options a parsed command line gives (out-of-bounds values raise ValueError,
+        as does a ``--trusted-proxy`` that is not an address or a network)."""
+        from .trusted_proxy import trusted_networks
+
         names = [n for n in cls.param if n != "name"]
-        return cls(**{n: getattr(args, n) for n in names})
+        options = cls(**{n: getattr(args, n) for n in names})
+        trusted_networks(options.trusted_proxy)
+        return options
 
     def course(self) -> CourseSource:
         """The lessons to serve: the product's (unless left out) and each ``--lessons`` folder.
@@ -133,3 +146,18 @@ class ServeOptions(param.Parameterized):
         Raises ``lessons.LessonError`` naming a folder that holds no lessons.
         """
         return CourseSource.of(self.lessons, builtin=not self.no_builtin_lessons)
+
+
+class _ReplacedByTrustedProxy(argparse.Action):
+    """``--use-xheaders`` (earlier releases) believed forwarded headers from every peer.
+
+    A start command that still says it stops with what to write instead, rather than
+    argparse's bare "unrecognized arguments".
+    """
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser.error(
+            "--use-xheaders is replaced by --trusted-proxy ADDRESS: name the proxy whose "
+            "X-Real-IP, X-Forwarded-For and X-Forwarded-Proto are believed "
+            "(for nginx on this machine, --trusted-proxy 127.0.0.1)"
+        )

@@ -36,10 +36,13 @@ def configure_process() -> None:
     - The garbage collector runs less often (see ``GC_THRESHOLDS``).
     - Sessions are built one at a time in arrival order, after the work
       already under way for the pages sent before (:mod:`app.server.admission`).
+    - Each websocket's messages are paced, so a flood waits its turn
+      (:mod:`app.server.websocket_pace`).
     """
     from bokeh.settings import settings
 
     from .admission import install_page_gate
+    from .websocket_pace import install_websocket_pace
 
     settings.perform_document_validation.set_value(False)
     pn.config.browser_info = False
@@ -50,6 +53,7 @@ def configure_process() -> None:
     # collected: Panel collects after destroying them.
     gc.set_threshold(*GC_THRESHOLDS)
     install_page_gate()
+    install_websocket_pace()
 
 
 def built_for_websocket(doc) -> bool:
@@ -81,9 +85,13 @@ _OPTIONS = ServeOptions()
 
 
 def use_options(options: ServeOptions) -> None:
-    """Record the options this process serves with (its prefix, its connect grace)."""
+    """Record the options this process serves with (its prefix, its connect grace, the
+    proxies whose forwarded headers it believes)."""
+    from .trusted_proxy import use_trusted_proxies
+
     global _OPTIONS
     _OPTIONS = options
+    use_trusted_proxies(options.trusted_proxy)
 
 
 def hold_until_connected(doc) -> None:
@@ -150,22 +158,48 @@ def warm(routes: Mapping[str, Callable[[], object]]) -> None:
     gc.freeze()
 
 
+def served_component_paths() -> frozenset[str]:
+    """What pages ask Panel's component route for: each widget's bundle, and nothing else.
+
+    ``<module>/<class>/_bundle_path/<bundle file>`` for every widget's view class.
+    """
+    from widgets.common.bundles import bundle_of
+    from widgets.registry import WIDGETS
+
+    paths = set()
+    for spec in WIDGETS.values():
+        view = spec.view_class()
+        paths.add(f"{view.__module__}/{view.__name__}/_bundle_path/{bundle_of(view.entry).name}")
+    return frozenset(paths)
+
+
 def component_resources_route() -> tuple:
-    """Panel's route for component resources (the widgets' bundles), readable from any origin.
+    """Panel's route for component resources, serving only the widgets' bundles, to any origin.
 
     A course page that embeds a widget with a script tag imports the widget's
     bundle as a module, and browsers fetch modules with CORS: without the
     header the embed stays empty. The bundles are public code, the same for
-    everyone, so any origin may read them. Listed before Panel's own route for
-    the same path, so it is the one that answers.
+    everyone, so any origin may read them. Any other path is a 404 before
+    Panel's handler reads it: that handler imports the module a path names
+    (any installed module, with whatever its import does) before checking
+    that the file is one of the component's resources. Listed before Panel's
+    own route for the same path, so it is the one that answers.
     """
+    from tornado.web import HTTPError
+
     from .panel_internals import component_resources_handler
 
     pattern, ComponentResourceHandler = component_resources_handler()
+    served = served_component_paths()
 
     class CrossOriginComponentResources(ComponentResourceHandler):
         def set_default_headers(self) -> None:
             self.set_header("Access-Control-Allow-Origin", "*")
+
+        def parse_url_path(self, path: str) -> str:
+            if path not in served:
+                raise HTTPError(404)
+            return super().parse_url_path(path)
 
     return (pattern, CrossOriginComponentResources, {})
 
@@ -188,7 +222,9 @@ def server_options(options: ServeOptions | None = None, **overrides) -> dict:
         "check_unused_sessions_milliseconds": o.check_unused_sessions,
         # /liveness answers 200 while the process serves; a balancer or monitor polls it.
         "liveness": True,
-        "use_xheaders": o.use_xheaders,
+        # Forwarded headers are believed from --trusted-proxy peers only (trusted_proxy),
+        # never from every peer as Tornado's xheaders would.
+        "use_xheaders": False,
         "extra_patterns": [component_resources_route()],
     }
     if o.url_prefix:

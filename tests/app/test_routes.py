@@ -25,9 +25,9 @@ def session_args(monkeypatch):
 
 @pytest.fixture
 def headers(monkeypatch):
-    """Set the request headers the session sees for this test."""
+    """Set the request headers the session sees for this test (from a proxy at 10.0.0.2)."""
     holder: dict = {}
-    request = SimpleNamespace(headers=holder)
+    request = SimpleNamespace(headers=holder, remote_ip="10.0.0.2", protocol="http")
     doc = SimpleNamespace(session_context=SimpleNamespace(request=request))
     monkeypatch.setattr(State, "curdoc", property(lambda self: doc))
     return holder
@@ -51,12 +51,19 @@ def test_script_embed_url_is_the_last_absolute_url(session_args):
     assert routes._script_embed_url() == b"http://b:2/y"
 
 
-def test_server_origin_follows_host_and_forwarded_proto(headers):
+def test_server_origin_follows_host_and_a_trusted_proxys_forwarded_proto(headers):
+    from app.server.trusted_proxy import use_trusted_proxies
+
     assert routes.server_origin() == "http://localhost:5006"
     headers["Host"] = "course.example.org:8443"
     assert routes.server_origin() == "http://course.example.org:8443"
     headers["X-Forwarded-Proto"] = "https"
-    assert routes.server_origin() == "https://course.example.org:8443"
+    assert routes.server_origin() == "http://course.example.org:8443"  # no proxy trusted
+    try:
+        use_trusted_proxies(["10.0.0.0/24"])
+        assert routes.server_origin() == "https://course.example.org:8443"
+    finally:
+        use_trusted_proxies([])
 
 
 def test_server_origin_without_a_session_is_the_default_port(monkeypatch):
@@ -101,7 +108,10 @@ def test_cli_parses_every_serve_option(monkeypatch):
             "0",
             "--prefix",
             "/widgets",
-            "--use-xheaders",
+            "--trusted-proxy",
+            "127.0.0.1",
+            "--trusted-proxy",
+            "10.0.0.0/24",
             "--unused-session-lifetime",
             "5000",
             "--check-unused-sessions",
@@ -119,7 +129,7 @@ def test_cli_parses_every_serve_option(monkeypatch):
         "allow_websocket_origin": ["course.example.org", "localhost:9000"],
         "num_procs": 0,
         "prefix": "/widgets",
-        "use_xheaders": True,
+        "trusted_proxy": ["127.0.0.1", "10.0.0.0/24"],
         "unused_session_lifetime": 5000,
         "check_unused_sessions": 1000,
         "connect_grace": 7000,

@@ -1,6 +1,6 @@
 """Two ``overlap-lab serve`` backends behind nginx (``deploy/nginx.conf``), driven in Chromium.
 
-The backends serve under ``--prefix /widgets`` with ``--use-xheaders``, the way
+The backends serve under ``--prefix /widgets`` with ``--trusted-proxy 127.0.0.1``, the way
 deploy/README.md runs them behind a course site's path. Each learner is a
 fresh browser context (its own cookies), so learners spread over both
 backends while each one's page, scripts and websocket stay on one.
@@ -37,7 +37,8 @@ def cluster(ui):
     options = (
         "--prefix",
         PREFIX,
-        "--use-xheaders",
+        "--trusted-proxy",
+        "127.0.0.1",
         "--allow-websocket-origin",
         f"localhost:{port}",
     )

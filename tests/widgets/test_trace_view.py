@@ -27,6 +27,7 @@ import gzip
 import importlib.util
 import json
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -911,36 +912,42 @@ def test_a_profile_imported_before_format_version_2_reads_the_same(view) -> None
 class FakeServerDocument:
     """A served page's document: next-tick callbacks are kept until the test runs them."""
 
-    session_context = object()
-
     def __init__(self) -> None:
+        import types
+        import uuid
+
+        self.session_context = types.SimpleNamespace(id=uuid.uuid4().hex)
         self.callbacks: list = []
+        self.called = threading.Event()
 
     def add_next_tick_callback(self, callback) -> None:
         self.callbacks.append(callback)
+        self.called.set()
+
+    def wait(self) -> None:
+        """Until a reader has handed the page its outcome."""
+        assert self.called.wait(timeout=60), "no reader answered the upload"
 
 
 def test_on_a_server_the_files_are_read_off_the_event_loop(view, monkeypatch) -> None:
-    import threading
-
-    from widgets.trace_viewer import component, upload_message
+    from widgets.trace_viewer import component, upload_queue
 
     doc = FakeServerDocument()
     monkeypatch.setattr(component, "server_document", lambda: doc)
     readers: list[str] = []
-    real = upload_message.load_upload_files
+    real = upload_queue.load_upload_files
 
     def watched(files):
         readers.append(threading.current_thread().name)
         return real(files)
 
-    monkeypatch.setattr(upload_message, "load_upload_files", watched)
+    monkeypatch.setattr(upload_queue, "load_upload_files", watched)
     before = view.state["title"]
     send_files(view, ("rank0.json", profile_bytes(0)), ("rank1.json", profile_bytes(1)))
     # Until the page's loop runs the callback, the page says it is reading and shows the old trace.
     assert view.upload["status"] == "Reading 2 files…" and view.upload["error"] == ""
     assert view.uploaded is None and view.state["title"] == before
-    upload_message._READER.submit(lambda: None).result(timeout=30)  # the reader has finished
+    doc.wait()
     assert readers and readers[0].startswith("trace-upload")
     assert len(doc.callbacks) == 1
     doc.callbacks.pop()()
@@ -949,12 +956,12 @@ def test_on_a_server_the_files_are_read_off_the_event_loop(view, monkeypatch) ->
 
 
 def test_a_bad_file_read_off_the_loop_is_refused_on_the_page(view, monkeypatch) -> None:
-    from widgets.trace_viewer import component, upload_message
+    from widgets.trace_viewer import component
 
     doc = FakeServerDocument()
     monkeypatch.setattr(component, "server_document", lambda: doc)
     send_files(view, ("rank0.json.gz", b"\x1f\x8b not really gzip"))
-    upload_message._READER.submit(lambda: None).result(timeout=30)
+    doc.wait()
     doc.callbacks.pop()()
     assert view.upload["error"].startswith("Not loaded: rank0.json.gz")
     assert view.uploaded is None

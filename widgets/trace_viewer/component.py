@@ -31,6 +31,7 @@ from .model import TraceViewConfig, TraceViewResult, shipped_traces
 from .state import TraceRun, TraceState, set_range, upload_state
 from .text import listing
 from .upload_message import decode_files, files_in_words, read_in_background, server_document
+from .upload_queue import Outcome, UploadRefused
 
 HERE = Path(__file__).resolve().parent
 
@@ -95,8 +96,18 @@ class TraceView(WidgetComponent):
             self.load_files(decoded)
             return
         what = files_in_words([name for name, _ in decoded])
-        self.upload = self._upload_state(status=f"Reading {what}…")
-        read_in_background(decoded, doc, self._show_read)
+        try:
+            ahead = read_in_background(decoded, doc, self._show_read)
+        except UploadRefused as exc:
+            self._refuse(str(exc))
+            return
+        del decoded
+        if ahead:
+            first = f"{ahead} upload{'s' * (ahead != 1)} first"
+            status = f"Waiting to read {what}: the server reads {first}…"
+            self.upload = self._upload_state(status=status)
+        else:
+            self.upload = self._upload_state(status=f"Reading {what}…")
 
     def _refuse(self, why: str) -> None:
         """Say why an upload was not loaded; the trace shown stays (a new answer each time)."""
@@ -108,9 +119,9 @@ class TraceView(WidgetComponent):
         raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else data
         return self.load_files([((filename or "upload.json")[:NAME_CHARS], raw)])
 
-    def _show_read(self, outcome: Upload | Exception) -> None:
-        if isinstance(outcome, Exception):
-            self._refuse(str(outcome))
+    def _show_read(self, outcome: Outcome) -> None:
+        if isinstance(outcome, str):
+            self._refuse(outcome)
         else:
             self._show_upload(outcome)
 

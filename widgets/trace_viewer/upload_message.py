@@ -3,7 +3,8 @@
 The page sends one message for the chosen files, ``{"upload_files": [{"name": ...,
 "size": bytes, "base64": ...}, ...]}`` (the files' bytes in base64, so gzip travels
 safely). Reading them (``traces.upload``: size limits before and after unpacking,
-JSON parsed as data and validated, never executed) happens on one reader thread.
+JSON parsed as data and validated, never executed) happens on the process's
+upload readers (:mod:`.upload_queue`: one upload per session, in turn, within a budget).
 """
 
 from __future__ import annotations
@@ -11,28 +12,21 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 import panel as pn
 
-from traces import TraceError
 from traces.upload import (
     MAX_UPLOAD_BYTES,
     MAX_UPLOAD_FILES,
     NAME_CHARS,
-    Upload,
-    load_upload_files,
 )
 
 from .state import MAX_UPLOAD_MESSAGE_BYTES
+from .upload_queue import UPLOADS, Outcome
 
 LOG = logging.getLogger(__name__)
-
-#: Uploads are read and imported off the server's event loop, one at a time per process: a
-#: profile at the unpacked limit takes seconds, and the other sessions must be served meanwhile.
-_READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-upload")
 
 
 def files_in_words(names: list[str]) -> str:
@@ -45,7 +39,8 @@ def decode_files(files: Any) -> list[tuple[str, bytes]] | None:
 
     None for a message of another shape (no page sends one). Raises ValueError,
     with the words for the control, for one too large or whose base64 is damaged
-    or does not decode to the size the page read.
+    or does not decode to the size the page read. Each file's base64 is taken out
+    of the message as it is decoded, so this copy of the bytes is not kept.
     """
     if not isinstance(files, list) or not files:
         return None
@@ -68,14 +63,16 @@ def decode_files(files: Any) -> list[tuple[str, bytes]] | None:
         )
     out = []
     for name, f in zip(names, files, strict=True):
+        text = f.pop("base64") if isinstance(f, MutableMapping) else f["base64"]
         try:
-            data = base64.b64decode(f["base64"], validate=True)
+            data = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
             raise ValueError(f"{name}: its bytes did not arrive intact (damaged base64)") from None
         if len(data) != f["size"]:
             raise ValueError(
                 f"{name}: {len(data):,} bytes arrived of the {f['size']:,} the page read"
             )
+        del text
         out.append((name, data))
     return out
 
@@ -87,25 +84,21 @@ def server_document() -> Any:
 
 
 def read_in_background(
-    files: list[tuple[str, bytes]], doc: Any, show: Callable[[Upload | Exception], None]
-) -> None:
-    """Read the files on the reader thread, then ``show`` the upload or the error on ``doc``."""
-    what = files_in_words([name for name, _ in files])
+    files: list[tuple[str, bytes]], doc: Any, show: Callable[[Outcome], None]
+) -> int:
+    """Queue the files for the process's readers, then ``show`` the outcome on ``doc``.
 
-    def read() -> Upload | Exception:
-        try:
-            return load_upload_files(files)
-        except (TraceError, ValueError) as exc:
-            return exc
-        except Exception as exc:  # a bug must not kill the page: say so in one log line
-            LOG.error("reading an upload failed: %s: %s", type(exc).__name__, exc)
-            return ValueError(f"{what} could not be read")
+    The outcome is the upload, or the words saying why it was refused. Returns how
+    many uploads its reader takes first. Raises ``upload_queue.UploadRefused`` (its
+    words for the control) when the page's last upload is still in flight or the
+    process's budget for uploads is full.
+    """
 
-    def done(future: Future) -> None:
+    def done(outcome: Outcome) -> None:
         # Bokeh's one document method that is safe to call from another thread.
         try:
-            doc.add_next_tick_callback(lambda: show(future.result()))
+            doc.add_next_tick_callback(lambda: show(outcome))
         except Exception:  # the page was closed meanwhile: nothing to show it on
             LOG.info("an upload finished after its page closed")
 
-    _READER.submit(read).add_done_callback(done)
+    return UPLOADS.submit(str(doc.session_context.id), files, done)
