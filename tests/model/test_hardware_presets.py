@@ -41,7 +41,7 @@ def test_published_numbers(name: str, bandwidth: float, latency: float) -> None:
 
 def test_a100_node_by_hand() -> None:
     # BERT-base layer: 12 x 768^2 + 13 x 768 = 7,087,872 parameters = 28.35 MB (fp32).
-    assert 4 * (12 * 768**2 + 13 * 768) / 1e6 == pytest.approx(28.35, abs=0.01)
+    assert pytest.approx(28.35, abs=0.01) == 4 * (12 * 768**2 + 13 * 768) / 1e6
     s = step_schedule(PRESETS.load("8×A100, NVLink"))
     # 28.35 MB > 25 MiB: DDP's cap closes a bucket after every layer: 12 buckets.
     assert s.n_buckets == 12

@@ -62,7 +62,7 @@ def test_choosing_a_scenario_loads_its_settings(ranks: Page):
     scenario_select(ranks).select_option(label=TWO_PARTIAL)
     expect(ranks.get_by_label("Layers per bucket", exact=True)).to_have_value("2", timeout=TIMEOUT)
     assert_readouts(ranks, expected(scenario=TWO_PARTIAL), "for two partial stragglers")
-    expect(readout(ranks, "Slowest rank per bucket")).to_have_text(starts("0, 0, 0, 0, 1, 1"))
+    expect(readout(ranks, "Latest rank per bucket")).to_have_text(starts("0, 0, 0, 0, 1, 1"))
 
 
 def test_ranks_disagree_shows_the_sequences_instead_of_a_timeline(ranks: Page, ui):
@@ -74,7 +74,7 @@ def test_ranks_disagree_shows_the_sequences_instead_of_a_timeline(ranks: Page, u
     )
     expect(region.get_by_text("(waits for layer 7)")).to_be_visible()
     assert_readouts(ranks, expected(scenario=DISAGREE), "when ranks disagree")
-    expect(readout(ranks, "Slowest rank per bucket")).to_have_count(0)
+    expect(readout(ranks, "Latest rank per bucket")).to_have_count(0)
     ui.assert_no_serious_axe_violations(ranks)
     # Back to a timeline.
     scenario_select(ranks).select_option(label="Jitter")

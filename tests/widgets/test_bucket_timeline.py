@@ -505,7 +505,9 @@ def test_presets_worked_by_hand(name: str) -> None:
     assert _hand_step(PRESETS[name], k) == pytest.approx((step_ms, backward_end, tail))
     assert _hand_best(PRESETS[name]) == best
     assert _hand_step(PRESETS[name], best)[0] == pytest.approx(best_step)
-    assert list(PRESETS) == list(PRESETS_BY_HAND)
+    # The teaching presets come first; the hardware presets (DDP's byte cap) after them
+    # are worked by hand in tests/model/test_hardware_presets.py.
+    assert list(PRESETS)[: len(PRESETS_BY_HAND)] == list(PRESETS_BY_HAND)
 
 
 @pytest.mark.parametrize("name", list(PRESETS))

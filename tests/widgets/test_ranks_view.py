@@ -65,19 +65,23 @@ def step(v: RanksView, times: int = 1) -> None:
 
 
 def test_default_readouts_are_labelled_and_start_with_their_number(view: RanksView) -> None:
-    assert label_of(view, "slowest") == "Slowest rank per bucket"
+    assert label_of(view, "latest") == "Latest rank per bucket"
     assert label_of(view, "idle") == "Idle time of the fastest rank"
     assert label_of(view, "timer") == "What a timer around the all-reduce call measures"
     assert [r["key"] for r in view.state["readouts"]] == [
-        "slowest",
+        "latest",
         "idle",
         "timer",
+        "peer_wait",
+        "backward_nccl",
+        "backward_gloo",
+        "bucket_source",
         "step",
         "tail",
         "overlap",
     ]
-    assert value_of(view, "slowest") == "0, 0, 0, 0"
-    assert readout(view, "slowest")["values"] == [0, 0, 0, 0]
+    assert value_of(view, "latest") == "0, 0, 0, 0"
+    assert readout(view, "latest")["values"] == [0, 0, 0, 0]
     # Rank 1 ends backward at 12 x 1.8 = 21.60; the optimizer starts at 38.40.
     assert value_of(view, "idle") == "16.80 ms"
     assert readout(view, "idle")["value"] == pytest.approx(16.8)
@@ -86,6 +90,21 @@ def test_default_readouts_are_labelled_and_start_with_their_number(view: RanksVi
     # Bucket 3: rank 0 launches at 32.45 (5.95 ms before 38.40), rank 1 at 21.65 (16.75 ms).
     assert "5.95 ms (rank 0) to 16.75 ms (rank 1)" in note_of(view, "timer")
     assert value_of(view, "step") == "52.40 ms"  # forward 12 + 38.40 + optimizer 2
+    # Rank 0 launches at 8.15, 16.25, 24.35, 32.45; ranks 1-3 at 5.45, 10.85, 16.25, 21.65:
+    # each on-time rank waits 2.7 + 5.4 + 8.1 + 10.8 = 27.00 ms for rank 0's launches.
+    assert label_of(view, "peer_wait") == "Longest wait for peers"
+    assert value_of(view, "peer_wait") == "27.00 ms"
+    assert "rank 0 0.00 ms, rank 1 27.00 ms" in note_of(view, "peer_wait")
+    # NCCL: rank 0's host returns at its last enqueue, 32.45; gloo: at the completion, 38.40.
+    assert label_of(view, "backward_nccl") == "A timer around backward() with NCCL"
+    assert value_of(view, "backward_nccl") == "32.45 ms"
+    assert "WorkNCCL::synchronizeStream" in note_of(view, "backward_nccl")
+    assert label_of(view, "backward_gloo") == "A timer around backward() with gloo"
+    assert value_of(view, "backward_gloo") == "38.40 ms"
+    assert "finalize_backward" in note_of(view, "backward_gloo")
+    assert label_of(view, "bucket_source") == "Buckets every rank launches"
+    assert value_of(view, "bucket_source") == "4"
+    assert "layers 12–10; 9–7; 6–4; 3–1" in note_of(view, "bucket_source")
     assert value_of(view, "tail") == "6.00 ms"  # 38.40 - 32.40
     # Transfers 8.15-14.10, 16.25-22.20, 24.35-30.30 are hidden, 32.45-38.40 not: 3 / 4.
     assert value_of(view, "overlap") == "75 %"
@@ -200,8 +219,8 @@ def test_two_partial_stragglers_define_different_buckets(view: RanksView) -> Non
     view.edit("scenario", TWO_PARTIAL)
     assert view.settings.layers_per_bucket == 2  # the scenario loads its settings
     assert view.values["layers_per_bucket"] == "2"
-    assert value_of(view, "slowest") == "0, 0, 0, 0, 1, 1"
-    assert "rank 0 for buckets 0–3, rank 1 for buckets 4–5" in note_of(view, "slowest")
+    assert value_of(view, "latest") == "0, 0, 0, 0, 1, 1"
+    assert "rank 0 for buckets 0–3, rank 1 for buckets 4–5" in note_of(view, "latest")
     defines = np.array(view.state["timeline"]["defines"])
     assert sorted(set(np.nonzero(defines)[0].tolist())) == [0, 1]
 
@@ -218,7 +237,7 @@ def test_choosing_a_scenario_is_a_new_experiment(view: RanksView) -> None:
 
 def test_equal_ranks_are_marked_as_ties(view: RanksView) -> None:
     view.edit("scenario", CONTENTION)
-    assert "every bucket is a tie" in note_of(view, "slowest")
+    assert "every bucket is a tie" in note_of(view, "latest")
     defines = view.state["timeline"]["defines"]
     assert sum(sum(row) for row in defines) == 4 * 12  # every rank rings every bucket
     assert view.state["timeline"]["tied"] == [True] * 12
@@ -323,7 +342,7 @@ def test_share_link_keeps_the_scenario_and_only_what_changed(view: RanksView) ->
     assert again.settings.param.values() | {"name": ""} == view.settings.param.values() | {
         "name": ""
     }
-    assert value_of(again, "slowest") == value_of(view, "slowest")
+    assert value_of(again, "latest") == value_of(view, "latest")
     assert value_of(again, "step") == value_of(view, "step")
     assert again.state["scenario"] == view.state["scenario"]
 

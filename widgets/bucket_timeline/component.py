@@ -35,6 +35,7 @@ from ..model.buckets import (
 from ..model.fluid_queue import FluidQueue
 from ..model.named import same_value
 from . import text
+from .hardware import source_of
 from .model import PRESETS, PROFILE_OF, TimelineSettings
 
 HERE = Path(__file__).resolve().parent
@@ -149,6 +150,7 @@ class BucketTimeline(WidgetComponent):
                 )
             ),
             "n_buckets": s.n_buckets,
+            "micro_batches": s.accumulation_steps,
             "readouts": {k: [v, note] for k, (_, v, note) in text.readout_values(s).items()},
             "regime": {"kind": str(s.regime.kind), "lead": lead, "text": explanation},
             "curve": {
@@ -167,6 +169,7 @@ class BucketTimeline(WidgetComponent):
             "preset": {
                 "name": settings.preset,
                 "description": PRESETS.description(settings.preset),
+                "source": source_of(settings.preset),
                 "changed": PRESETS.changed_labels(settings),
             },
             "bridge": self.bridge(),

@@ -49,8 +49,8 @@ ILLUSTRATIVE = (
 )
 
 #: The model on every hardware preset (module docstring): BERT-base's 12 encoder layers,
-#: cut into buckets by DDP's default 25 MiB cap.
-BERT_BASE = dict(grad_mb=28.35, ddp_bucketing=True)
+#: cut into buckets by DDP's default 25 MiB cap (one layer each, as one layer per bucket does).
+BERT_BASE = dict(grad_mb=28.35, ddp_bucketing=True, layers_per_bucket=1)
 A100_LAYER_MS = 3.72
 H100_LAYER_MS = 1.17
 A100_STEP = dict(backward_ms=A100_LAYER_MS, forward_ms=12 * A100_LAYER_MS / 2, optimizer_ms=5.0)
