@@ -370,3 +370,39 @@ def test_description_names_the_defining_ranks_and_the_idle_time(view: RanksView)
     assert "rank 0 for buckets 0–3" in text
     assert "Rank 1 is idle for 16.80 ms" in text
     assert "The step takes 52.40 ms." in text
+
+
+# --- ranks whose readiness order differs (issue 35) ---------------------------------------
+
+
+def test_readiness_order_differs_launches_rank_0s_buckets(view: RanksView) -> None:
+    view.edit("scenario", "Readiness order differs")
+    assert view.settings.drawn_ranks == 2
+    # Rank 1 (11, 12, 9, 10, ...) has buckets 0 and 2 ready 2 ms after rank 0; 1 and 3 tie.
+    assert value_of(view, "latest") == "1, 0, 1, 0"
+    assert value_of(view, "bucket_source") == "4"
+    note = note_of(view, "bucket_source")
+    assert "rank 0's, broadcast to every rank" in note and "sync_bucket_indices" in note
+    assert "layers 12–10; 9–7; 6–4; 3–1" in note
+    assert note.endswith("Rank 1's own order would have cut 12, 11, 9; 10, 8, 7; 6, 5, 3; 4, 2, 1")
+    # Rank 0 waits 2 ms for rank 1 at buckets 0 and 2: 4.00 ms.
+    assert value_of(view, "peer_wait") == "4.00 ms"
+    assert note_of(view, "peer_wait").startswith("rank 0;")
+    assert value_of(view, "backward_nccl") == "24.05 ms"
+    assert value_of(view, "backward_gloo") == "31.95 ms"
+
+
+def test_iteration_zero_is_one_bucket(view: RanksView) -> None:
+    view.edit("scenario", "Readiness order differs")
+    view.edit("iteration", "0")
+    assert value_of(view, "bucket_source") == "1"
+    assert note_of(view, "bucket_source").startswith("iteration 0: one bucket")
+    # 300 MB over 8 ranks at 25 GB/s: 0.70 + 21.00 = 21.70 ms from 24.05: 45.75 + 12 + 2.
+    assert value_of(view, "step") == "59.75 ms"
+
+
+def test_algorithm_on_many_ranks(view: RanksView) -> None:
+    view.edit("ranks", "512")
+    view.edit("algorithm", "tree")
+    # 2 x 9 x 0.05 + 2 x 75 / 25 = 6.90 ms per bucket.
+    assert view.result.transfer_ms == pytest.approx([6.9] * 4)
