@@ -113,7 +113,7 @@ export function render({ model, el }) {
 
     draw({ state, t, playing, width }) {
       // Paused, t is the server's elapsed time (the anchor); playing, the page's own.
-      r.elapsed.set(fmt(t, MS), "from the start of backward");
+      r.elapsed.set(fmt(t, MS), state.micro_batches > 1 ? "from the start of the first micro-batch's backward" : "from the start of backward");
       return drawTimeline(state, t, width);
     },
 
