@@ -189,7 +189,7 @@ function drawTimeline(state, t, width) {
     width,
     height: narrow ? 240 : 290,
     title: "One training step",
-    x: { domain: [0, state.horizon * 1.02], label: narrow ? "Time from backward start (ms)" : state.micro_batches > 1 ? "Time from the start of the first micro-batch's backward (ms)" : "Time from the start of backward (ms)", spacing: narrow ? 40 : 70 },
+    x: { domain: [0, state.horizon * 1.02], label: narrow ? (state.micro_batches > 1 ? "Time from first backward (ms)" : "Time from backward start (ms)") : state.micro_batches > 1 ? "Time from the start of the first micro-batch's backward (ms)" : "Time from the start of backward (ms)", spacing: narrow ? 40 : 70 },
     y: { lanes: state.lanes },
   });
   const g = frame.plot;

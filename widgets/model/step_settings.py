@@ -182,5 +182,5 @@ def accumulation_steps(default: int = 1) -> param.Integer:
         "forward and backward inside DDP's no_sync(), so no bucket is reduced; the last "
         "runs with the buckets and the optimizer follows it (Hugging Face, The Ultra-Scale "
         "Playbook; DistributedDataParallel.no_sync in torch/nn/parallel/distributed.py).",
-        metadata=setting("micro-batches", hint="1 to 64; 1 reduces every micro-batch"),
+        metadata=setting("", hint="1 to 64 micro-batches; 1 reduces every micro-batch"),
     )
