@@ -137,6 +137,8 @@ _TIMELINE_PROPERTIES = (
     "global_ready",
     "tied",
     "issue_to_completion",
+    "peer_wait_ms",
+    "ranks_cutting_otherwise",
 )
 _DISAGREEMENT_NAMES = ("matched", "waiting_ranks", "mismatch_index", "skipping_rank")
 

@@ -58,7 +58,8 @@ names (no other Python; ``lessons.models`` computes them):
   ``n_ranks``, ``exposed_tail``, ``overlap_fraction``, ``last_backward_end``,
   ``bucket_link_wait``, ``bucket_duration_ms``, ``slowdown_ms``;
   ``fastest_rank``, ``fastest_idle_ms``, ``defining_ranks``, ``global_ready``,
-  ``tied``, ``issue_to_completion(rank)``; ``sweep`` (the ``RanksSweep`` over
+  ``tied``, ``issue_to_completion(rank)``, ``peer_wait_ms``,
+  ``ranks_cutting_otherwise``, ``own_buckets``; ``sweep`` (the ``RanksSweep`` over
   layers per bucket, as the page's chart shows it). When ranks disagree:
   ``disagreement`` (the ``Disagreement``), ``matched``, ``waiting_ranks``,
   ``mismatch_index``, ``skipping_rank``;

@@ -46,13 +46,14 @@ def parsed(html: str) -> _Nav:
     return nav
 
 
-def test_the_course_has_five_lessons_in_the_index_order() -> None:
+def test_the_course_has_six_lessons_in_the_index_order() -> None:
     assert [lesson.name for lesson in COURSE] == [
         "overlapping-communication",
         "dependency-schedule",
         "order-matters",
         "which-rank-which-event",
         "check-against-a-real-run",
+        "at-real-scale",
     ]
 
 
@@ -61,12 +62,12 @@ def test_the_course_has_five_lessons_in_the_index_order() -> None:
 def test_each_lesson_links_the_index_and_its_neighbours(number: int, prefix: str) -> None:
     lesson = COURSE[number - 1]
     nav = parsed(lesson_nav(lesson, COURSE, prefix))
-    assert f"Lesson {number} of 5" in nav.text
+    assert f"Lesson {number} of {len(COURSE)}" in nav.text
     expected = [(f"{prefix}/", None, "All lessons and widgets")]
     if number > 1:
         before = COURSE[number - 2]
         expected.append((f"{prefix}/lessons/{before.name}", "prev", f"← Previous: {before.title}"))
-    if number < 5:
+    if number < len(COURSE):
         after = COURSE[number]
         expected.append((f"{prefix}/lessons/{after.name}", "next", f"Next: {after.title} →"))
     assert nav.links == expected

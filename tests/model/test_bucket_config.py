@@ -30,6 +30,8 @@ LABELS = {
     # Named as DDP's own argument, so a learner can look it up.
     "find_unused_parameters": "find_unused_parameters",
     "enqueue_ms": "Host enqueue time",
+    "algorithm": "All-reduce algorithm",
+    "accumulation_steps": "Accumulation steps",
     "layer_backward_ms": "Backward time profile",
     "layer_grad_mb": "Gradient size profile",
     "layer_registration": "Registration order",
@@ -50,6 +52,7 @@ def test_url_keys_are_the_settings_readme_lists() -> None:
         "grad_mb",
         "bandwidth",
         "latency_ms",
+        "algorithm",
         "ranks",
         "straggler_pct",
         "bucket_cap_mb",
@@ -57,6 +60,7 @@ def test_url_keys_are_the_settings_readme_lists() -> None:
         "iteration",
         "find_unused_parameters",
         "enqueue_ms",
+        "accumulation_steps",
         "forward_ms",
         "optimizer_ms",
     ]

@@ -371,6 +371,13 @@ EXPECTED_REGIMES = {
     # Bucket 1 waits 4 ms for bucket 0 (layer 6), and the link queue that leaves
     # reaches the last bucket.
     "Reordered module": "link-saturated",
+    # Hardware presets (widgets/bucket_timeline/hardware.py), BERT-base with DDP's buckets.
+    "8×A100, NVLink": "overlap-limited",
+    "8×H100, NVLink": "overlap-limited",
+    "64 nodes, 400 Gb/s fabric": "overlap-limited",
+    "64 nodes, 100 GbE": "communication-bound",
+    "64 nodes, 25 GbE": "communication-bound",
+    "8 GPUs, PCIe only": "overlap-limited",
 }
 
 

@@ -24,6 +24,7 @@ rv = importlib.import_module("widgets.many_ranks." + "model")
 RanksConfig = rv.RanksConfig
 ONE_SLOW, TWO_PARTIAL, DATA_LOADING = rv.ONE_SLOW, rv.TWO_PARTIAL, rv.DATA_LOADING
 JITTER, CONTENTION, DISAGREE = rv.JITTER, rv.CONTENTION, rv.DISAGREE
+READINESS = rv.READINESS
 
 LESSONS = Path(__file__).resolve().parents[2] / "lessons"
 
@@ -45,6 +46,13 @@ SETTINGS = {
     "grad_mb": ("Gradient size per layer", "MB", None, (0.001, 100000.0), 25.0),
     "bandwidth": ("Link bandwidth", "GB/s", None, (0.01, 10000.0), 25.0),
     "latency_ms": ("Latency per ring step", "ms", None, (0.0, 100.0), 0.05),
+    "iteration": (
+        "Iteration",
+        "",
+        "0 is the first iteration; 1 and later are alike.",
+        (0, 1000),
+        1,
+    ),
     "enqueue_ms": ("Host enqueue cost", "ms", None, (0.0, 100.0), 0.05),
     "contention": (
         "Contention factor",
@@ -67,7 +75,12 @@ NAMES = (
     "Jitter",
     "Contention: busier but slower",
     "Ranks disagree",
+    "Readiness order differs",
 )
+
+
+#: Declared between latency_ms and iteration: a choice, not a number.
+SELECTORS = ("algorithm",)
 
 
 @pytest.mark.parametrize("name", list(SETTINGS))
@@ -94,7 +107,18 @@ def test_the_scenario_selector_declares_its_names_and_texts() -> None:
 
 
 def test_settings_are_the_table_in_declaration_order() -> None:
-    assert setting_names(RanksConfig) == [*SETTINGS, "scenario"]
+    names = list(SETTINGS)
+    names.insert(names.index("iteration"), "algorithm")
+    assert setting_names(RanksConfig) == [*names, "scenario"]
+
+
+def test_the_algorithm_selector() -> None:
+    p = RanksConfig.param.algorithm
+    assert (p.label, p.default, list(p.objects)) == (
+        "All-reduce algorithm",
+        "ring",
+        ["ring", "tree", "auto"],
+    )
 
 
 def test_every_scenario_a_lesson_loads_exists() -> None:
@@ -152,12 +176,13 @@ OVERRIDES = {
         "bandwidth": 50.0,
     },
     DISAGREE: {"backward_ms": 2.0},
+    READINESS: {"backward_ms": 2.0, "drawn_ranks": 2},
 }
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_each_scenario_loads_its_settings(name: str) -> None:
-    defaults = {k: row[4] for k, row in SETTINGS.items()}
+    defaults = {k: row[4] for k, row in SETTINGS.items()} | {"algorithm": "ring"}
     assert rv.SCENARIOS[name] == {**defaults, **OVERRIDES[name], "scenario": name}
 
 

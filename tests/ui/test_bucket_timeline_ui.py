@@ -401,3 +401,40 @@ def test_the_queue_lab_link_keeps_the_servers_prefix(browser, ui):
             )
         finally:
             context.close()
+
+
+# --- real scale: a hardware preset, the algorithm and accumulation (issue 35) ---------------
+
+
+def test_hardware_preset_algorithm_and_accumulation(page: Page, server: str, ui):
+    from urllib.parse import quote
+
+    preset = "64 nodes, 400 Gb/s fabric"
+    ui.open_widget(page, f"{server}{ROUTE}?preset={quote(preset)}&ranks=1024")
+    config = PRESETS.load(preset, ranks=1024)
+    assert_schedule(page, config, "for the 400 Gb/s fabric at 1024 ranks")
+    # Where the preset's numbers come from, by the preset control.
+    expect(
+        page.get_by_text("Source: Line rate, not a measurement: one 400 Gb/s NIC")
+    ).to_be_visible()
+    # The algorithm is a labelled select; the tree takes the 316.40 ms ring tail to 1.41 ms.
+    algorithm = page.get_by_role("combobox", name="All-reduce algorithm", exact=True)
+    expect(algorithm).to_have_value("ring")
+    expect(readout(page, "Exposed tail")).to_have_text(starts("316.40 ms"))
+    algorithm.select_option(label="tree")
+    assert_schedule(page, PRESETS.load(preset, ranks=1024, algorithm="tree"), "with the tree")
+    expect(readout(page, "Exposed tail")).to_have_text(starts("1.41 ms"))
+    expect(field(page, "Link to these settings")).to_have_value(re.compile(r"algorithm=tree"))
+    # Four micro-batches: three no_sync backwards drawn, one reduction.
+    enter(page, "Accumulation steps", "4")
+    assert_schedule(
+        page,
+        PRESETS.load(preset, ranks=1024, algorithm="tree", accumulation_steps=4),
+        "with four micro-batches",
+    )
+    expect(
+        page.get_by_text("A micro-batch's backward under no_sync(): nothing reduced")
+    ).to_be_visible()
+    enter(page, "Accumulation steps", "65")
+    expect(page.get_by_role("alert").first).to_contain_text("1 to 64")
+    ui.assert_no_serious_axe_violations(page)

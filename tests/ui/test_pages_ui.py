@@ -264,10 +264,16 @@ def _edit(page: Page, w: LessonWidget, context: str) -> None:
     if w.kind == "ranks":
         names = list(ranks_readouts(w.settings))
         before = [readout(page, n).nth(w.nth(n)).inner_text() for n in names]
-        k = 3 if w.settings["layers_per_bucket"] == 2 else 2
-        enter(page, "Layers per bucket", str(k), nth=w.nth("Layers per bucket"))
-        w.settings = {**w.settings, "layers_per_bucket": k}
-        _check_widget(page, w, f"after editing Layers per bucket, {context}")
+        if w.settings.get("iteration", 1) == 0:
+            # Iteration 0 is one bucket whatever layers per bucket says: leave it instead.
+            enter(page, "Iteration", "1", nth=w.nth("Iteration"))
+            w.settings = {**w.settings, "iteration": 1}
+            _check_widget(page, w, f"after editing Iteration, {context}")
+        else:
+            k = 3 if w.settings["layers_per_bucket"] == 2 else 2
+            enter(page, "Layers per bucket", str(k), nth=w.nth("Layers per bucket"))
+            w.settings = {**w.settings, "layers_per_bucket": k}
+            _check_widget(page, w, f"after editing Layers per bucket, {context}")
         after = [readout(page, n).nth(w.nth(n)).inner_text() for n in names]
         assert before != after, f"no readout changed ({before}), {context}"
         return

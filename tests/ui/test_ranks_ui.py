@@ -62,7 +62,7 @@ def test_choosing_a_scenario_loads_its_settings(ranks: Page):
     scenario_select(ranks).select_option(label=TWO_PARTIAL)
     expect(ranks.get_by_label("Layers per bucket", exact=True)).to_have_value("2", timeout=TIMEOUT)
     assert_readouts(ranks, expected(scenario=TWO_PARTIAL), "for two partial stragglers")
-    expect(readout(ranks, "Slowest rank per bucket")).to_have_text(starts("0, 0, 0, 0, 1, 1"))
+    expect(readout(ranks, "Latest rank per bucket")).to_have_text(starts("0, 0, 0, 0, 1, 1"))
 
 
 def test_ranks_disagree_shows_the_sequences_instead_of_a_timeline(ranks: Page, ui):
@@ -74,7 +74,7 @@ def test_ranks_disagree_shows_the_sequences_instead_of_a_timeline(ranks: Page, u
     )
     expect(region.get_by_text("(waits for layer 7)")).to_be_visible()
     assert_readouts(ranks, expected(scenario=DISAGREE), "when ranks disagree")
-    expect(readout(ranks, "Slowest rank per bucket")).to_have_count(0)
+    expect(readout(ranks, "Latest rank per bucket")).to_have_count(0)
     ui.assert_no_serious_axe_violations(ranks)
     # Back to a timeline.
     scenario_select(ranks).select_option(label="Jitter")
@@ -271,3 +271,27 @@ def test_url_scenario_and_bad_key(page: Page, server: str, ui):
     assert_readouts(page, expected(scenario=DISAGREE, layers_per_bucket=1), "from the URL")
     notices = page.get_by_role("status", name="Notices", exact=True)
     expect(notices).to_contain_text("bogus", timeout=TIMEOUT)
+
+
+def test_readiness_order_differs_shows_rank_0s_buckets(ranks: Page, ui):
+    from widgets.many_ranks.model import READINESS
+
+    scenario_select(ranks).select_option(label=READINESS)
+    expect(ranks.get_by_label("Drawn ranks", exact=True)).to_have_value("2", timeout=TIMEOUT)
+    assert_readouts(ranks, expected(scenario=READINESS), "when readiness order differs")
+    expect(readout(ranks, "Latest rank per bucket")).to_have_text(starts("1, 0, 1, 0"))
+    expect(readout(ranks, "Buckets every rank launches")).to_have_text("4")
+    expect(
+        ranks.get_by_text(re.compile("Rank 1's own order would have cut 12, 11, 9"))
+    ).to_be_visible()
+    expect(readout(ranks, "A timer around backward() with NCCL")).to_have_text(starts("24.05 ms"))
+    expect(readout(ranks, "A timer around backward() with gloo")).to_have_text(starts("31.95 ms"))
+    enter(ranks, "Iteration", "0")
+    expect(readout(ranks, "Buckets every rank launches")).to_have_text(starts("1"))
+    ranks.get_by_role("combobox", name="All-reduce algorithm", exact=True).select_option("tree")
+    assert_readouts(
+        ranks,
+        expected(scenario=READINESS, iteration=0, algorithm="tree"),
+        "in iteration 0 with the tree",
+    )
+    ui.assert_no_serious_axe_violations(ranks)

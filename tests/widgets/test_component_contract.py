@@ -13,7 +13,7 @@ import math
 
 import param
 import pytest
-from drive import FakeWall, another_value
+from drive import FakeWall, another_value, edit_text
 
 from widgets.common.component import WidgetComponent
 from widgets.common.fields import field_names
@@ -147,7 +147,7 @@ def test_the_share_link_follows_every_setting(view: WidgetComponent) -> None:
     spec = WIDGETS[view.widget_name]
     assert view.share["own_page"] is True
     for name in setting_names(view.settings):
-        view.edit(name, json.dumps(another_value(view.settings, name)))
+        view.edit(name, edit_text(another_value(view.settings, name)))
         assert view.share["link"] == f"http://example.test:5006/{spec.name}?{view.share['query']}"
         assert f"{name}=" in view.share["query"], name
 

@@ -65,19 +65,23 @@ def step(v: RanksView, times: int = 1) -> None:
 
 
 def test_default_readouts_are_labelled_and_start_with_their_number(view: RanksView) -> None:
-    assert label_of(view, "slowest") == "Slowest rank per bucket"
+    assert label_of(view, "latest") == "Latest rank per bucket"
     assert label_of(view, "idle") == "Idle time of the fastest rank"
     assert label_of(view, "timer") == "What a timer around the all-reduce call measures"
     assert [r["key"] for r in view.state["readouts"]] == [
-        "slowest",
+        "latest",
         "idle",
         "timer",
+        "peer_wait",
+        "backward_nccl",
+        "backward_gloo",
+        "bucket_source",
         "step",
         "tail",
         "overlap",
     ]
-    assert value_of(view, "slowest") == "0, 0, 0, 0"
-    assert readout(view, "slowest")["values"] == [0, 0, 0, 0]
+    assert value_of(view, "latest") == "0, 0, 0, 0"
+    assert readout(view, "latest")["values"] == [0, 0, 0, 0]
     # Rank 1 ends backward at 12 x 1.8 = 21.60; the optimizer starts at 38.40.
     assert value_of(view, "idle") == "16.80 ms"
     assert readout(view, "idle")["value"] == pytest.approx(16.8)
@@ -86,6 +90,21 @@ def test_default_readouts_are_labelled_and_start_with_their_number(view: RanksVi
     # Bucket 3: rank 0 launches at 32.45 (5.95 ms before 38.40), rank 1 at 21.65 (16.75 ms).
     assert "5.95 ms (rank 0) to 16.75 ms (rank 1)" in note_of(view, "timer")
     assert value_of(view, "step") == "52.40 ms"  # forward 12 + 38.40 + optimizer 2
+    # Rank 0 launches at 8.15, 16.25, 24.35, 32.45; ranks 1-3 at 5.45, 10.85, 16.25, 21.65:
+    # each on-time rank waits 2.7 + 5.4 + 8.1 + 10.8 = 27.00 ms for rank 0's launches.
+    assert label_of(view, "peer_wait") == "Longest wait for peers"
+    assert value_of(view, "peer_wait") == "27.00 ms"
+    assert "rank 0 0.00 ms, rank 1 27.00 ms" in note_of(view, "peer_wait")
+    # NCCL: rank 0's host returns at its last enqueue, 32.45; gloo: at the completion, 38.40.
+    assert label_of(view, "backward_nccl") == "A timer around backward() with NCCL"
+    assert value_of(view, "backward_nccl") == "32.45 ms"
+    assert "WorkNCCL::synchronizeStream" in note_of(view, "backward_nccl")
+    assert label_of(view, "backward_gloo") == "A timer around backward() with gloo"
+    assert value_of(view, "backward_gloo") == "38.40 ms"
+    assert "finalize_backward" in note_of(view, "backward_gloo")
+    assert label_of(view, "bucket_source") == "Buckets every rank launches"
+    assert value_of(view, "bucket_source") == "4"
+    assert "layers 12–10; 9–7; 6–4; 3–1" in note_of(view, "bucket_source")
     assert value_of(view, "tail") == "6.00 ms"  # 38.40 - 32.40
     # Transfers 8.15-14.10, 16.25-22.20, 24.35-30.30 are hidden, 32.45-38.40 not: 3 / 4.
     assert value_of(view, "overlap") == "75 %"
@@ -200,8 +219,8 @@ def test_two_partial_stragglers_define_different_buckets(view: RanksView) -> Non
     view.edit("scenario", TWO_PARTIAL)
     assert view.settings.layers_per_bucket == 2  # the scenario loads its settings
     assert view.values["layers_per_bucket"] == "2"
-    assert value_of(view, "slowest") == "0, 0, 0, 0, 1, 1"
-    assert "rank 0 for buckets 0–3, rank 1 for buckets 4–5" in note_of(view, "slowest")
+    assert value_of(view, "latest") == "0, 0, 0, 0, 1, 1"
+    assert "rank 0 for buckets 0–3, rank 1 for buckets 4–5" in note_of(view, "latest")
     defines = np.array(view.state["timeline"]["defines"])
     assert sorted(set(np.nonzero(defines)[0].tolist())) == [0, 1]
 
@@ -218,7 +237,7 @@ def test_choosing_a_scenario_is_a_new_experiment(view: RanksView) -> None:
 
 def test_equal_ranks_are_marked_as_ties(view: RanksView) -> None:
     view.edit("scenario", CONTENTION)
-    assert "every bucket is a tie" in note_of(view, "slowest")
+    assert "every bucket is a tie" in note_of(view, "latest")
     defines = view.state["timeline"]["defines"]
     assert sum(sum(row) for row in defines) == 4 * 12  # every rank rings every bucket
     assert view.state["timeline"]["tied"] == [True] * 12
@@ -323,7 +342,7 @@ def test_share_link_keeps_the_scenario_and_only_what_changed(view: RanksView) ->
     assert again.settings.param.values() | {"name": ""} == view.settings.param.values() | {
         "name": ""
     }
-    assert value_of(again, "slowest") == value_of(view, "slowest")
+    assert value_of(again, "latest") == value_of(view, "latest")
     assert value_of(again, "step") == value_of(view, "step")
     assert again.state["scenario"] == view.state["scenario"]
 
@@ -351,3 +370,39 @@ def test_description_names_the_defining_ranks_and_the_idle_time(view: RanksView)
     assert "rank 0 for buckets 0–3" in text
     assert "Rank 1 is idle for 16.80 ms" in text
     assert "The step takes 52.40 ms." in text
+
+
+# --- ranks whose readiness order differs (issue 35) ---------------------------------------
+
+
+def test_readiness_order_differs_launches_rank_0s_buckets(view: RanksView) -> None:
+    view.edit("scenario", "Readiness order differs")
+    assert view.settings.drawn_ranks == 2
+    # Rank 1 (11, 12, 9, 10, ...) has buckets 0 and 2 ready 2 ms after rank 0; 1 and 3 tie.
+    assert value_of(view, "latest") == "1, 0, 1, 0"
+    assert value_of(view, "bucket_source") == "4"
+    note = note_of(view, "bucket_source")
+    assert "rank 0's, broadcast to every rank" in note and "sync_bucket_indices" in note
+    assert "layers 12–10; 9–7; 6–4; 3–1" in note
+    assert note.endswith("Rank 1's own order would have cut 12, 11, 9; 10, 8, 7; 6, 5, 3; 4, 2, 1")
+    # Rank 0 waits 2 ms for rank 1 at buckets 0 and 2: 4.00 ms.
+    assert value_of(view, "peer_wait") == "4.00 ms"
+    assert note_of(view, "peer_wait").startswith("rank 0;")
+    assert value_of(view, "backward_nccl") == "24.05 ms"
+    assert value_of(view, "backward_gloo") == "31.95 ms"
+
+
+def test_iteration_zero_is_one_bucket(view: RanksView) -> None:
+    view.edit("scenario", "Readiness order differs")
+    view.edit("iteration", "0")
+    assert value_of(view, "bucket_source") == "1"
+    assert note_of(view, "bucket_source").startswith("iteration 0: one bucket")
+    # 300 MB over 8 ranks at 25 GB/s: 0.70 + 21.00 = 21.70 ms from 24.05: 45.75 + 12 + 2.
+    assert value_of(view, "step") == "59.75 ms"
+
+
+def test_algorithm_on_many_ranks(view: RanksView) -> None:
+    view.edit("ranks", "512")
+    view.edit("algorithm", "tree")
+    # 2 x 9 x 0.05 + 2 x 75 / 25 = 6.90 ms per bucket.
+    assert view.result.transfer_ms == pytest.approx([6.9] * 4)

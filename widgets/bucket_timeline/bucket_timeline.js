@@ -28,6 +28,7 @@ const LINES = {
   optimizer_start: { color: COLORS.green, dash: "8 3 2 3", label: "Optimizer start (dash-dot)" },
 };
 const OPTIMIZER = { fill: COLORS.grey, stroke: COLORS.ink, dash: "4 2" };
+const NO_SYNC = { fill: "#c8c8c8" };
 const TAIL = { color: COLORS.vermillion, opacity: 0.45, dash: "5 3" };
 
 /** A number as Python's `{:g}` writes a rate (12.5, 14.29). */
@@ -43,6 +44,7 @@ export function render({ model, el }) {
   const sweepKey = h("ul", { class: "ol-key", "aria-label": "Key of the sweep" });
   const sweepTable = dataTable("The sweep's data as a table");
   const presetNote = h("p", { class: "ol-hint", role: "status" });
+  const presetSource = h("p", { class: "ol-hint ol-source" });
   const explanation = h("p", { class: "ol-explanation" });
   const bridge = h("p", { class: "ol-note" });
 
@@ -72,11 +74,11 @@ export function render({ model, el }) {
           bridge,
         ],
         controls: [
-          h("div", { class: "ol-section" }, f.preset.el, presetNote, h("div", { class: "ol-buttons" }, r.reload)),
+          h("div", { class: "ol-section" }, f.preset.el, presetNote, presetSource, h("div", { class: "ol-buttons" }, r.reload)),
           p.section("Buckets", f.layers_per_bucket.el, f.bucket_cap_mb.el),
           p.section("DDP", f.ddp_bucketing.el, f.iteration.el, f.find_unused_parameters.el, f.enqueue_ms.el),
-          p.section("Hardware", f.backward_ms.el, f.grad_mb.el, f.bandwidth.el, f.latency_ms.el, f.ranks.el, f.straggler_pct.el),
-          p.section("Rest of the step", f.forward_ms.el, f.optimizer_ms.el),
+          p.section("Hardware", f.backward_ms.el, f.grad_mb.el, f.bandwidth.el, f.latency_ms.el, f.algorithm.el, f.ranks.el, f.straggler_pct.el),
+          p.section("Rest of the step", f.accumulation_steps.el, f.forward_ms.el, f.optimizer_ms.el),
         ],
       };
     },
@@ -90,6 +92,7 @@ export function render({ model, el }) {
       const preset = state.preset;
       const changed = preset.changed.length ? `${preset.name}, changed: ${preset.changed.join(", ")}. ` : "";
       presetNote.textContent = changed + preset.description;
+      presetSource.textContent = `Source: ${preset.source}`;
       show(r.reload, preset.changed.length > 0);
       r.best.disabled = state.sweep.best_in_use;
       drawBridge(bridge, state.bridge);
@@ -110,7 +113,7 @@ export function render({ model, el }) {
 
     draw({ state, t, playing, width }) {
       // Paused, t is the server's elapsed time (the anchor); playing, the page's own.
-      r.elapsed.set(fmt(t, MS), "from the start of backward");
+      r.elapsed.set(fmt(t, MS), state.micro_batches > 1 ? "from the start of the first micro-batch's backward" : "from the start of backward");
       return drawTimeline(state, t, width);
     },
 
@@ -128,6 +131,12 @@ export function render({ model, el }) {
         { kind: "bar", color: COLORS.ink, hatch: true, stroke: COLORS.ink, label: "A bucket waiting for the link (hatched /)" },
         { kind: "bar", color: COLORS.ink, hatch: true, angle: -45, stroke: COLORS.ink, label: "A ready bucket waiting for an earlier one (hatched \\)" },
       );
+      if (kinds.has("backward (no_sync)")) {
+        entries.push(
+          { kind: "bar", color: NO_SYNC.fill, stroke: COLORS.ink, label: "A micro-batch's backward under no_sync(): nothing reduced" },
+          { kind: "bar", color: "#ffffff", stroke: COLORS.ink, dash: "3 3", label: "The next micro-batch's forward" },
+        );
+      }
       if (kinds.has("enqueue")) {
         entries.push({ kind: "bar", color: "#dddddd", stroke: COLORS.ink, dash: "2 2", label: "The host enqueueing an all-reduce" });
       }
@@ -180,7 +189,7 @@ function drawTimeline(state, t, width) {
     width,
     height: narrow ? 240 : 290,
     title: "One training step",
-    x: { domain: [0, state.horizon * 1.02], label: narrow ? "Time from backward start (ms)" : "Time from the start of backward (ms)", spacing: narrow ? 40 : 70 },
+    x: { domain: [0, state.horizon * 1.02], label: narrow ? (state.micro_batches > 1 ? "Time from first backward (ms)" : "Time from backward start (ms)") : state.micro_batches > 1 ? "Time from the start of the first micro-batch's backward (ms)" : "Time from the start of backward (ms)", spacing: narrow ? 40 : 70 },
     y: { lanes: state.lanes },
   });
   const g = frame.plot;
@@ -280,6 +289,15 @@ function bar(frame, bars, rows, i, end, ids, ghost) {
     fill = "#dddddd";
     stroke = COLORS.ink;
     dash = "2 2";
+  } else if (kind === "backward (no_sync)") {
+    fill = NO_SYNC.fill;
+    stroke = COLORS.ink;
+    label = ["backward (no_sync)", "no_sync"];
+  } else if (kind === "forward") {
+    fill = "#ffffff";
+    stroke = COLORS.ink;
+    dash = "3 3";
+    label = ["forward", "fwd"];
   } else if (kind === "optimizer") {
     fill = OPTIMIZER.fill;
     stroke = OPTIMIZER.stroke;

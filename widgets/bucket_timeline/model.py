@@ -2,7 +2,8 @@
 
 The registry registers ``TimelineSettings`` and the component uses it; the
 presets are its named configurations (``widgets.model.named``), one per
-regime, each checked by the tests to show it. A typed backward time or
+regime, each checked by the tests to show it, then the machines of ``hardware``
+(measured links, NCCL's latencies). A typed backward time or
 gradient size applies to every layer, so it replaces a preset's per-layer
 profile (``PROFILE_OF``).
 """
@@ -15,6 +16,7 @@ import param
 from ..model.buckets import BucketConfig
 from ..model.named import NamedConfigurations
 from ..model.settings import entry
+from .hardware import HARDWARE_DESCRIPTIONS, HARDWARE_PRESETS
 
 #: A uniform setting and the per-layer profile a typed value of it replaces.
 PROFILE_OF = {"backward_ms": "layer_backward_ms", "grad_mb": "layer_grad_mb"}
@@ -63,6 +65,8 @@ _OWN: dict[str, dict] = {
         find_unused_parameters=True,
         layer_registration=_frozen([1, 2, 3, 4, 5, 12, 6, 7, 8, 9, 10, 11]),
     ),
+    # Machines people train on (``hardware``: each preset's sources).
+    **HARDWARE_PRESETS,
 }
 
 PRESET_DESCRIPTIONS: dict[str, str] = {
@@ -86,6 +90,7 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "Reordered module": "Layer 6 is registered last but used in the middle: with "
     "find_unused_parameters=True, bucket 0 holds it and is ready late, and the buckets "
     "after it, though ready, wait for it.",
+    **HARDWARE_DESCRIPTIONS,
 }
 
 

@@ -31,6 +31,7 @@ from ..model.fluid_queue import FluidQueue
 from ..model.named import same_value
 from ..model.timeline import Clock
 from . import text
+from .hardware import source_of
 from .model import PRESETS, PROFILE_OF, TimelineSettings
 
 #: Wall-clock seconds one played step takes, whatever its length in ms.
@@ -124,6 +125,7 @@ class TimelineRun(Run):
                 )
             ),
             "n_buckets": s.n_buckets,
+            "micro_batches": s.accumulation_steps,
             "readouts": {k: [v, note] for k, (_, v, note) in text.readout_values(s).items()},
             "regime": {"kind": str(s.regime.kind), "lead": lead, "text": explanation},
             "curve": {
@@ -142,6 +144,7 @@ class TimelineRun(Run):
             "preset": {
                 "name": settings.preset,
                 "description": PRESETS.description(settings.preset),
+                "source": source_of(settings.preset),
                 "changed": PRESETS.changed_labels(settings),
             },
             "bridge": self.bridge(),

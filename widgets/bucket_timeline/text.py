@@ -30,7 +30,7 @@ EXPLANATIONS = {
     ),
     RegimeKind.LATENCY_BOUND: (
         "Per-transfer overhead dominates.",
-        "Every bucket pays 2(p−1) ring steps of latency whatever its size: {overhead} of "
+        "Every bucket pays {steps} of latency whatever its size: {overhead} of "
         "overhead against {traffic} of actual traffic. More, smaller buckets make the step "
         "slower, not faster. Try larger buckets: the sweep below marks the best setting.",
     ),
@@ -73,24 +73,25 @@ def readout_values(s: Schedule) -> dict[str, tuple[str, str, str]]:
     }[r.kind]
     sizes = "; ".join(layer_span(b) for b in s.bucket_layers)
     return {
-        "backward_end": ("Backward end", ms(s.backward_end), "layer 1's gradient is ready"),
+        "backward_end": (
+            "Backward end",
+            ms(s.backward_end),
+            "layer 1's gradient is ready"
+            + (" in the last micro-batch" if s.accumulation_steps > 1 else ""),
+        ),
         "comm_end": ("Communication end", ms(s.comm_end), "the last all-reduce finishes"),
         "tail": (
             "Exposed tail",
             ms(s.exposed_tail),
             f"last transfer alone: {ms(s.bucket_transfer_ms[-1])}",
         ),
-        "step": (
-            "Step time",
-            ms(s.step_time),
-            f"forward {ms(s.forward_ms)} + {ms(s.optimizer_start)} + optimizer "
-            f"{ms(s.optimizer_ms)}",
-        ),
+        "step": ("Step time", ms(s.step_time), step_note(s)),
         "buckets": ("Buckets", COUNT(s.n_buckets), f"layers {sizes}"),
         "overhead": (
             "Per-transfer overhead",
             ms(s.overhead_ms / s.n_buckets),
-            f"× {s.n_buckets} transfers = {ms(s.overhead_ms)}",
+            f"× {s.n_buckets} transfers = {ms(s.overhead_ms)}"
+            + ("" if s.algorithm == "ring" else f"; {algorithm_note(s)}"),
         ),
         "overlap": (
             "Overlap",
@@ -113,11 +114,50 @@ def explanation(s: Schedule) -> tuple[str, str]:
         wait=ms(r.last_link_wait_ms),
         backward=ms(r.backward_end_ms),
         link=ms(r.link_work_ms),
+        steps=latency_steps(s),
     )
     if r.suggestion is not None:
         text += SUGGESTIONS[r.suggestion].format(gain=ms(r.gain_ms))
     order = order_wait_sentence(s)
     return lead, f"{text} {order}" if order else text
+
+
+def step_note(s: Schedule) -> str:
+    """How the step time adds up (with the micro-batches under no_sync(), if any)."""
+    ms = MILLISECONDS
+    if s.accumulation_steps == 1:
+        return (
+            f"forward {ms(s.forward_ms)} + {ms(s.optimizer_start)} + optimizer {ms(s.optimizer_ms)}"
+        )
+    k = s.accumulation_steps
+    return (
+        f"{k} micro-batches, reduced once: forward {ms(s.forward_ms)} + {k - 1} under "
+        f"no_sync() {ms(s.no_sync_ms)} + the last {ms(s.optimizer_start - s.no_sync_ms)} "
+        f"+ optimizer {ms(s.optimizer_ms)}"
+    )
+
+
+def latency_steps(s: Schedule) -> str:
+    """Which steps of latency each bucket pays, by the algorithm in use (``cost``)."""
+    if not s.bucket_tree.any():
+        return "2(p−1) ring steps"
+    if s.bucket_tree.all():
+        return "2⌊log2 p⌋ tree steps"
+    return "2(p−1) ring steps or 2⌊log2 p⌋ tree steps"
+
+
+def algorithm_note(s: Schedule) -> str:
+    """Which algorithm each bucket uses: ``"ring"``, ``"tree"`` or the buckets of each."""
+    tree = s.bucket_tree
+    if not tree.any():
+        return "ring all-reduce"
+    if tree.all():
+        return "tree all-reduce"
+    ids = np.arange(s.n_buckets)
+    return (
+        f"auto: tree for bucket{'s' if tree.sum() > 1 else ''} "
+        f"{', '.join(map(str, ids[tree]))}, ring for {', '.join(map(str, ids[~tree]))}"
+    )
 
 
 def order_wait_sentence(s: Schedule) -> str:

@@ -18,8 +18,8 @@ import { sweepChart, sweepKey, sweepTable } from "./ranks_sweep.js";
 
 const SETTINGS = {
   scenario: ["scenario", "drawn_ranks", "slowdown_pct", "delay_ms", "seed"],
-  buckets: ["layers_per_bucket", "enqueue_ms", "contention"],
-  hardware: ["n_layers", "backward_ms", "grad_mb", "bandwidth", "latency_ms", "ranks"],
+  buckets: ["layers_per_bucket", "iteration", "enqueue_ms", "contention"],
+  hardware: ["n_layers", "backward_ms", "grad_mb", "bandwidth", "latency_ms", "algorithm", "ranks"],
   rest: ["forward_ms", "optimizer_ms"],
 };
 

@@ -19,7 +19,22 @@ slowdown, layers are numbered 1..n and backward runs from layer n down):
 - *Contention: busier but slower*: equal ranks, and backward slows while a
   transfer is in flight (``contention``);
 - *Ranks disagree*: rank 1 takes another branch and never produces the
-  gradient of the middle layer (``n // 2 + 1``, layer 7 of 12).
+  gradient of the middle layer (``n // 2 + 1``, layer 7 of 12);
+- *Readiness order differs*: on odd-numbered ranks backward computes each pair
+  of layers the other way round (11, 12, 9, 10, ... of 12 where rank 0 goes
+  12, 11, 10, 9, ...), as when a model's independent branches finish in a
+  different order on each rank.
+
+**Whose buckets.** DDP cuts its buckets once, after iteration 0, from the
+order in which gradients became ready *on rank 0*, and broadcasts that
+assignment to every rank (``Reducer::rebuild_buckets`` calls
+``sync_bucket_indices``, which broadcasts rank 0's bucket indices; both in
+``torch/csrc/distributed/c10d/reducer.cpp``). So every rank launches the same
+buckets, holding the same layers, in the same index order, whatever its local
+order; a rank whose order differs only finds a bucket ready later. Here
+``iteration`` 0 is one bucket (DDP's default flags, ``_ddp_init_helper`` in
+``torch/nn/parallel/distributed.py``: ``[sys.maxsize]``), and iterations 1 and
+later cut ``layers_per_bucket`` layers per bucket in rank 0's order.
 
 Semantics are ``ranks.rank_schedule``'s (readiness per rank, launch in
 bucket-index order plus the host's enqueue cost, one FIFO link, contention)
@@ -47,7 +62,8 @@ import numpy as np
 import param
 
 from ..model import step_settings
-from ..model.buckets import BucketConfig, assign_by_count, ring_allreduce_ms
+from ..model.buckets import BucketConfig
+from ..model.buckets.cost import allreduce_ms
 from ..model.named import NamedConfigurations
 from ..model.rank_schedule import RankSchedule
 from ..model.ranks import rank_schedule
@@ -60,7 +76,8 @@ DATA_LOADING = "Data loading delays one rank"
 JITTER = "Jitter"
 CONTENTION = "Contention: busier but slower"
 DISAGREE = "Ranks disagree"
-SCENARIO_NAMES = (ONE_SLOW, TWO_PARTIAL, DATA_LOADING, JITTER, CONTENTION, DISAGREE)
+READINESS = "Readiness order differs"
+SCENARIO_NAMES = (ONE_SLOW, TWO_PARTIAL, DATA_LOADING, JITTER, CONTENTION, DISAGREE, READINESS)
 MAX_DRAWN = 8
 MAX_LAYERS = 24
 
@@ -90,6 +107,17 @@ class RanksConfig(param.Parameterized):
     grad_mb = step_settings.grad_mb()
     bandwidth = step_settings.bandwidth()
     latency_ms = step_settings.latency_ms()
+    algorithm = step_settings.algorithm()
+    iteration = param.Integer(
+        default=1,
+        bounds=(0, 1000),
+        label="Iteration",
+        doc="Which training iteration to show. In iteration 0 DDP (default flags) reduces "
+        "every gradient as one bucket after backward; it then rebuilds its buckets from the "
+        "order gradients became ready on rank 0 and broadcasts them to every rank "
+        "(Reducer::rebuild_buckets, sync_bucket_indices), used from iteration 1 on.",
+        metadata=setting(hint="0 is the first iteration; 1 and later are alike."),
+    )
     enqueue_ms = step_settings.enqueue_ms(
         0.05,
         "Host enqueue cost",
@@ -142,9 +170,35 @@ class RanksConfig(param.Parameterized):
         """Ranks in the ring: the setting, raised to the drawn ranks if below them."""
         return max(self.ranks, self.drawn_ranks)
 
-    def assignment(self) -> np.ndarray:
-        """Bucket index of each layer (index 0 = layer 1); bucket 0 holds the last layers."""
-        return assign_by_count(self.n_layers, self.layers_per_bucket)
+    def rank_orders(self) -> np.ndarray:
+        """(R, L) layer indices (0 = layer 1) in the order each drawn rank's backward
+        computes them: last layer first, each pair swapped on odd ranks in *Readiness
+        order differs*."""
+        n, r = self.n_layers, self.drawn_ranks
+        standard = np.arange(n)[::-1]
+        orders = np.tile(standard, (r, 1))
+        if self.scenario == READINESS:
+            swapped = standard.copy()
+            pairs = n - n % 2
+            swapped[:pairs] = swapped[:pairs].reshape(-1, 2)[:, ::-1].reshape(-1)
+            orders[1::2] = swapped
+        return orders
+
+    def own_assignment(self, rank: int, layers_per_bucket: int | None = None) -> np.ndarray:
+        """The buckets rank ``rank`` would cut from its own readiness order (index 0 =
+        layer 1): what DDP does *not* use, since every rank takes rank 0's."""
+        k = self.layers_per_bucket if layers_per_bucket is None else layers_per_bucket
+        if self.iteration == 0:
+            return np.zeros(self.n_layers, int)
+        order = self.rank_orders()[rank]
+        position = np.empty(self.n_layers, int)
+        position[order] = np.arange(self.n_layers)
+        return position // k
+
+    def assignment(self, layers_per_bucket: int | None = None) -> np.ndarray:
+        """Bucket index of each layer (index 0 = layer 1) on every rank: one bucket in
+        iteration 0, else rank 0's rebuilt buckets (bucket 0 first ready on rank 0)."""
+        return self.own_assignment(0, layers_per_bucket)
 
     def bucket_sizes(self, assignment: np.ndarray | None = None) -> np.ndarray:
         """Size of each bucket in MB (summed as the bucket timeline sums them)."""
@@ -156,7 +210,7 @@ class RanksConfig(param.Parameterized):
     def transfer_ms(self, assignment: np.ndarray | None = None) -> np.ndarray:
         """Each bucket's ring all-reduce time at full speed."""
         sizes = self.bucket_sizes(assignment)
-        return ring_allreduce_ms(sizes, self.ring_ranks, self.bandwidth, self.latency_ms)
+        return allreduce_ms(sizes, self.ring_ranks, self.bandwidth, self.latency_ms, self.algorithm)
 
     def skipped_layer(self) -> int:
         """The layer (1-based) rank 1 never computes in *Ranks disagree*."""
@@ -196,6 +250,8 @@ class RanksConfig(param.Parameterized):
             grad_mb=self.grad_mb,
             bandwidth=self.bandwidth,
             latency_ms=self.latency_ms,
+            algorithm=self.algorithm,
+            iteration=self.iteration,
             ranks=self.ring_ranks,
             forward_ms=self.forward_ms,
             optimizer_ms=self.optimizer_ms,
@@ -203,14 +259,13 @@ class RanksConfig(param.Parameterized):
 
     def schedule(self, layers_per_bucket: int | None = None) -> RankSchedule:
         """The event-driven schedule of the drawn ranks (any scenario but *Ranks disagree*)."""
-        k = self.layers_per_bucket if layers_per_bucket is None else layers_per_bucket
-        a = assign_by_count(self.n_layers, k)
+        a = self.assignment(layers_per_bucket)
         work, start = self.rank_work()
         return rank_schedule(
             work,
             a,
             self.transfer_ms(a),
-            order=np.arange(self.n_layers)[::-1],
+            order=self.rank_orders(),
             start_ms=start,
             enqueue_ms=self.enqueue_ms,
             contention=self.contention,
@@ -231,6 +286,8 @@ class RanksConfig(param.Parameterized):
             "forward_ms": float(self.forward_ms),
             "optimizer_ms": float(self.optimizer_ms),
         }
+        common["iteration"] = self.iteration
+        common["own_buckets"] = tuple(self.own_assignment(r) for r in range(self.drawn_ranks))
         if self.scenario == DISAGREE:
             return RanksResult(**common, schedule=None, disagreement=self.disagreement())
         return RanksResult(**common, schedule=self.schedule(), disagreement=None)
@@ -265,6 +322,9 @@ _OWN: dict[str, dict] = {
     # it overlaps most (92 %) and is slower than five layers per bucket.
     CONTENTION: dict(backward_ms=2.0, layers_per_bucket=1, contention=1.0, bandwidth=50.0),
     DISAGREE: dict(backward_ms=2.0),
+    # Two drawn ranks; rank 1 computes 11, 12, 9, 10, ...: each of rank 0's buckets is
+    # ready there as late or later (2 ms later for buckets 0 and 2).
+    READINESS: dict(backward_ms=2.0, drawn_ranks=2),
 }
 
 SCENARIO_DESCRIPTIONS: dict[str, str] = {
@@ -280,6 +340,10 @@ SCENARIO_DESCRIPTIONS: dict[str, str] = {
     "yet the step gets slower.",
     DISAGREE: "Rank 1 takes another branch and skips a layer: the ranks no longer run the "
     "same collectives, and the job hangs.",
+    READINESS: "Rank 1 computes each pair of layers the other way round. After iteration 0 "
+    "DDP broadcasts rank 0's buckets to every rank (Reducer::rebuild_buckets, "
+    "sync_bucket_indices), so both launch the same buckets in the same order; rank 1 just "
+    "has each one ready later.",
 }
 
 SCENARIOS = NamedConfigurations(RanksConfig, "scenario", _OWN, SCENARIO_DESCRIPTIONS)

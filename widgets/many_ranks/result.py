@@ -90,6 +90,10 @@ class RanksResult:
     optimizer_ms: float
     schedule: RankSchedule | None
     disagreement: Disagreement | None
+    iteration: int = 1
+    #: Per drawn rank, the bucket each layer would join if that rank cut buckets from its
+    #: own readiness order (DDP uses rank 0's on every rank instead).
+    own_buckets: tuple[np.ndarray, ...] = ()
 
     @property
     def n_buckets(self) -> int:
@@ -134,6 +138,21 @@ class RanksResult:
     def defining_ranks(self) -> np.ndarray:
         """(B,) the rank whose launch came last, so defined when each bucket could start."""
         return self.schedule.bucket_defining_rank
+
+    @property
+    def peer_wait_ms(self) -> np.ndarray:
+        """(R,) per rank, the time its launched collectives waited for a later peer's
+        launch: ``sum_b (max_r' launch_b(r') - launch_b(r))``."""
+        launch = self.schedule.bucket_launch
+        return (launch.max(axis=0)[None, :] - launch).sum(axis=1)
+
+    @property
+    def ranks_cutting_otherwise(self) -> list[int]:
+        """Ranks whose own readiness order would cut other buckets than rank 0's."""
+        if not self.own_buckets:
+            return []
+        first = self.own_buckets[0]
+        return [r for r, a in enumerate(self.own_buckets) if not np.array_equal(a, first)]
 
     def issue_to_completion(self, rank: int = 0) -> np.ndarray:
         """(B,) time from a rank's launch of each collective to its completion."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..common.formatting import COUNT, MILLISECONDS, PERCENT, Quantity
+from ..common.formatting import COUNT, MILLISECONDS, PERCENT, Quantity, layer_span
 from .result import Disagreement, RanksResult
 
 MB = Quantity("MB", digits=1)
@@ -81,10 +81,16 @@ def timeline_readouts(r: RanksResult) -> list[Readout]:
     last = r.n_buckets - 1
     issued = s.bucket_end[last] - s.bucket_launch[:, last]
     short, long = int(np.argmin(issued)), int(np.argmax(issued))
+    waits = r.peer_wait_ms
+    waiter = int(np.argmax(waits))
+    # Rank 0's backward() (its own clock starts at its backward start).
+    start0 = float(s.backward_start[0])
+    nccl_return = max(float(s.backward_end[0]), float(s.bucket_launch[0, last])) - start0
+    grads_ready = max(float(s.backward_end[0]), s.comm_end)
     return [
         Readout(
-            "slowest",
-            "Slowest rank per bucket",
+            "latest",
+            "Latest rank per bucket",
             tuple(int(x) for x in defining),
             None,
             f"bucket 0 first: {runs(defining)}{ties(r.tied)}",
@@ -106,6 +112,34 @@ def timeline_readouts(r: RanksResult) -> list[Readout]:
             f"to {ms(issued[long])} (rank {long}) from issue to completion, and "
             f"{ms(s.exposed_tail)} of it is exposed after backward",
         ),
+        Readout(
+            "peer_wait",
+            "Longest wait for peers",
+            float(waits[waiter]),
+            ms,
+            f"rank {waiter}; per rank, its launched all-reduces waiting for a later peer's "
+            f"launch: {', '.join(f'rank {i} {ms(w)}' for i, w in enumerate(waits))}",
+        ),
+        Readout(
+            "backward_nccl",
+            "A timer around backward() with NCCL",
+            nccl_return,
+            ms,
+            "rank 0's host returns once the last bucket's all-reduce is enqueued; the wait "
+            "for the all-reduces is put on the GPU stream (WorkNCCL::synchronizeStream), not "
+            f"the host. .grad holds the averaged values at {ms(grads_ready)} in stream "
+            "order: synchronize before reading a host timer",
+        ),
+        Readout(
+            "backward_gloo",
+            "A timer around backward() with gloo",
+            grads_ready - start0,
+            ms,
+            "the host blocks in Reducer::finalize_backward until every bucket's all-reduce "
+            "has completed and the averaged gradients are written back: .grad holds them "
+            "when backward() returns",
+        ),
+        buckets_readout(r),
         Readout(
             "step",
             "Step time",
@@ -130,6 +164,29 @@ def timeline_readouts(r: RanksResult) -> list[Readout]:
             f"bucket{'s' if r.n_buckets > 1 else ''}",
         ),
     ]
+
+
+def buckets_readout(r: RanksResult) -> Readout:
+    """Whose buckets every rank launches: one in iteration 0, then rank 0's."""
+    spans = "; ".join(layer_span(b) for b in r.bucket_layers)
+    if r.iteration == 0:
+        note = (
+            "iteration 0: one bucket, reduced after backward (DDP's default flags); the "
+            "buckets are then rebuilt from rank 0's readiness order"
+        )
+    else:
+        note = (
+            f"rank 0's, broadcast to every rank after iteration 0 (Reducer::rebuild_buckets, "
+            f"sync_bucket_indices): layers {spans}"
+        )
+        others = r.ranks_cutting_otherwise
+        if others:
+            own = r.own_buckets[others[0]]
+            cut = "; ".join(
+                layer_span(np.flatnonzero(own == b)[::-1] + 1) for b in range(int(own.max()) + 1)
+            )
+            note += f". Rank {others[0]}'s own order would have cut {cut}"
+    return Readout("bucket_source", "Buckets every rank launches", r.n_buckets, COUNT, note)
 
 
 def disagreement_readouts(d: Disagreement) -> list[Readout]:

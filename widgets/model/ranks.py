@@ -145,7 +145,9 @@ def rank_schedule(
     layer's backward time at normal speed. ``order`` lists the layer indices in
     the order backward computes them (default: the columns' order; pass
     ``arange(L)[::-1]`` for the bucket timeline's convention, index 0 = layer 1,
-    computed last). ``layer_bucket`` gives each layer's bucket (0 is launched
+    computed last); a ``(ranks, layers)`` array gives each rank its own order (ranks
+    whose local readiness order differs), and the schedule's ``order`` is rank
+    0's. ``layer_bucket`` gives each layer's bucket (0 is launched
     first; every bucket from 0 to B-1 holds at least one layer). ``transfer_ms``
     is each bucket's transfer time (the caller's alpha-beta cost). ``start_ms``
     is when each rank's backward starts (a rank delayed by data loading starts
@@ -199,7 +201,11 @@ def rank_schedule(
     if not np.all(np.isfinite(transfer)) or np.any(transfer < 0):
         raise ValueError("transfer times must be finite and non-negative")
     seq = np.arange(n_layers) if order is None else np.asarray(order, int)
-    if sorted(seq.tolist()) != list(range(n_layers)):
+    if seq.ndim == 1:
+        seq = np.broadcast_to(seq, (n_ranks, n_layers))
+    if seq.shape != (n_ranks, n_layers) or any(
+        sorted(row.tolist()) != list(range(n_layers)) for row in seq
+    ):
         raise ValueError("order must list every layer index once")
     start = np.broadcast_to(np.asarray(start_ms, float), (n_ranks,)).copy()
     if not np.all(np.isfinite(start)):
@@ -229,10 +235,12 @@ def rank_schedule(
     if not (np.isfinite(latency_ms) and latency_ms >= 0):
         raise ValueError("transfer latency must be finite and non-negative")
 
-    position = np.empty(n_layers, int)
-    position[seq] = np.arange(n_layers)
-    last_position = np.full(n_buckets, -1)
-    np.maximum.at(last_position, bucket, position)
+    # last_position[r, b]: where bucket b's last layer comes in rank r's order.
+    last_position = np.full((n_ranks, n_buckets), -1)
+    for r in range(n_ranks):
+        position = np.empty(n_layers, int)
+        position[seq[r]] = np.arange(n_layers)
+        np.maximum.at(last_position[r], bucket, position)
 
     slow = 1.0 + c
     contended = bool(np.any(c > 0))
@@ -245,7 +253,7 @@ def rank_schedule(
 
     def advance_to(r: int, stop: int) -> None:
         while cursor[r] <= stop:
-            layer = seq[cursor[r]]
+            layer = seq[r, cursor[r]]
             layer_start[r, layer] = clock[r]
             clock[r], first_busy[r] = _advance(
                 clock[r], work[r, layer], busy, first_busy[r], slow[r]
@@ -265,7 +273,7 @@ def rank_schedule(
         for r in range(n_ranks):
             # Every transfer not yet known starts after this bucket is ready here,
             # so the backward computed now is final.
-            advance_to(r, last_position[b])
+            advance_to(r, last_position[r, b])
         bucket_ready[:, b] = layer_ready[:, members].max(axis=1)
         launched = np.maximum(launched, bucket_ready[:, b])
         bucket_launch[:, b] = launched + enqueue_ms
@@ -281,7 +289,7 @@ def rank_schedule(
             compute_end = np.array(
                 [
                     _advance(
-                        clock[r], work[r, seq[cursor[r] :]].sum(), ahead, first_busy[r], slow[r]
+                        clock[r], work[r, seq[r, cursor[r] :]].sum(), ahead, first_busy[r], slow[r]
                     )[0]
                     for r in range(n_ranks)
                 ]
@@ -314,7 +322,7 @@ def rank_schedule(
     comm_end = float(bucket_end[-1])
     optimizer_start = max(comm_end, float(backward_end.max()))
     return RankSchedule(
-        order=seq,
+        order=seq[0].copy(),
         layer_bucket=bucket.astype(int),
         backward_ms=work,
         transfer_ms=transfer,

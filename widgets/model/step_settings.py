@@ -119,7 +119,7 @@ def latency_ms(default: float = 0.05) -> param.Number:
         default=default,
         bounds=(0.0, 100.0),
         label="Latency per ring step",
-        doc="Fixed cost of each of the 2(p-1) steps of a ring all-reduce, in ms.",
+        doc=latency_doc(),
         metadata=setting("ms"),
     )
 
@@ -143,4 +143,44 @@ def optimizer_ms(default: float = 2.0, doc: str | None = None) -> param.Number:
         label="Optimizer time",
         doc=doc or "Optimizer step time, which starts once backward and communication end, in ms.",
         metadata=setting("ms"),
+    )
+
+
+def algorithm(default: str = "ring") -> param.Selector:
+    """Which all-reduce algorithm each bucket uses (``buckets.cost``)."""
+    from .buckets.cost import ALGORITHMS
+
+    return param.Selector(
+        default=default,
+        objects=list(ALGORITHMS),
+        label="All-reduce algorithm",
+        doc="ring: 2(p-1) steps of latency, 2(p-1)/p of the bucket over each link "
+        "(Thakur, Rabenseifner and Gropp 2005). tree: NCCL's double binary tree, "
+        "2 floor(log2 p) steps of latency, twice the bucket over each link (NCCL's "
+        "tuning model, src/graph/tuning.cc). auto: the cheaper of the two for each "
+        "bucket, as NCCL's tuner roughly chooses.",
+        metadata=setting("", hint="ring, tree, or auto (the cheaper per bucket)"),
+    )
+
+
+def latency_doc() -> str:
+    """What the latency setting is, whatever the algorithm."""
+    return (
+        "Fixed cost of one step of an all-reduce, in ms: a ring pays 2(p-1) of them, a "
+        "tree 2 floor(log2 p). NCCL's own model uses a few microseconds per step "
+        "(src/graph/tuning.cc, hwLat)."
+    )
+
+
+def accumulation_steps(default: int = 1) -> param.Integer:
+    """Micro-batches per optimizer step, gradients reduced only on the last."""
+    return param.Integer(
+        default=default,
+        bounds=(1, 64),
+        label="Accumulation steps",
+        doc="Micro-batches per optimizer step (gradient accumulation). The first k-1 run "
+        "forward and backward inside DDP's no_sync(), so no bucket is reduced; the last "
+        "runs with the buckets and the optimizer follows it (Hugging Face, The Ultra-Scale "
+        "Playbook; DistributedDataParallel.no_sync in torch/nn/parallel/distributed.py).",
+        metadata=setting("", hint="1 to 64 micro-batches; 1 reduces every micro-batch"),
     )

@@ -47,6 +47,7 @@ class BucketConfig(param.Parameterized):
     grad_mb = step_settings.grad_mb()
     bandwidth = step_settings.bandwidth()
     latency_ms = step_settings.latency_ms()
+    algorithm = step_settings.algorithm()
     ranks = step_settings.ranks()
     straggler_pct = step_settings.slowdown_pct()
     bucket_cap_mb = param.Number(
@@ -86,6 +87,7 @@ class BucketConfig(param.Parameterized):
         metadata=setting(),
     )
     enqueue_ms = step_settings.enqueue_ms()
+    accumulation_steps = step_settings.accumulation_steps()
     forward_ms = step_settings.forward_ms()
     optimizer_ms = step_settings.optimizer_ms()
     layer_backward_ms = LayerProfile(
@@ -208,14 +210,21 @@ class BucketConfig(param.Parameterized):
         """DDP bucketing with the cap left empty: DDP's 25 MiB, first bucket 1 MiB."""
         return self.ddp_bucketing and self.bucket_cap_mb is None
 
-    def link_settings(self) -> dict[str, float]:
-        """The link's settings, as ``build_schedule`` takes them."""
+    def link_settings(self) -> dict[str, float | str]:
+        """The link's settings, as ``build_schedule`` and ``evaluate`` take them."""
         return {
             "ranks": self.ranks,
             "bandwidth": self.bandwidth,
             "latency_ms": self.latency_ms,
             "enqueue_ms": self.enqueue_ms,
+            "algorithm": self.algorithm,
         }
+
+    def no_sync_ms(self) -> float:
+        """Time of the ``accumulation_steps - 1`` micro-batches run under ``no_sync()``
+        before the last one: each a forward and a backward, with no communication."""
+        backward_end = float(self.tensors().layer_ready.max())
+        return (self.accumulation_steps - 1) * (self.forward_ms + backward_end)
 
     def knob_setting(self) -> float:
         """The value of the bucketing knob in force: the byte cap in MiB (25 when DDP

@@ -35,6 +35,8 @@ class IntervalKind(StrEnum):
     TRANSFER = "transfer"  # a bucket's all-reduce on the link
     EXPOSED = "exposed"  # [backward end, communication end]: the exposed tail
     OPTIMIZER = "optimizer"  # the optimizer step
+    NO_SYNC = "backward (no_sync)"  # a whole micro-batch's backward, no bucket reduced
+    FORWARD = "forward"  # the next micro-batch's forward, between two backwards
 
 
 class Lane(StrEnum):
@@ -57,6 +59,8 @@ LANE_OF = {
     IntervalKind.TRANSFER: Lane.LINK,
     IntervalKind.EXPOSED: Lane.LINK,
     IntervalKind.OPTIMIZER: Lane.OPTIMIZER,
+    IntervalKind.NO_SYNC: Lane.COMPUTE,
+    IntervalKind.FORWARD: Lane.COMPUTE,
 }
 
 
@@ -150,7 +154,10 @@ def schedule_intervals(s: Schedule) -> BucketIntervals:
     positive, one ``FILLING`` per bucket from its first layer's backward start
     to its ready time, an ``ENQUEUE`` per bucket when the host enqueue time is
     positive (from when it may go to its launch: the host issuing this and
-    earlier collectives one after another), and the ``OPTIMIZER`` step.
+    earlier collectives one after another), and the ``OPTIMIZER`` step. With
+    gradient accumulation the k - 1 micro-batches under ``no_sync()`` come first:
+    for each, one ``NO_SYNC`` bar (its whole backward) and one ``FORWARD`` bar
+    (the next micro-batch's forward).
     """
     order = np.arange(s.n_layers)[::-1]
     tol = 1e-9 * max(1.0, s.comm_end)
@@ -206,6 +213,23 @@ def schedule_intervals(s: Schedule) -> BucketIntervals:
             s.bucket_launch,
             [f"Bucket {b} enqueued" for b in buckets],
             bucket=buckets,
+        )
+    if s.accumulation_steps > 1:
+        e = s.micro_batch_backward_ms
+        period = s.no_sync_ms / (s.accumulation_steps - 1)
+        starts = np.arange(s.accumulation_steps - 1) * period
+        micro = range(1, s.accumulation_steps)
+        out.add(
+            IntervalKind.NO_SYNC,
+            starts,
+            starts + e,
+            [f"Micro-batch {j} backward (no_sync)" for j in micro],
+        )
+        out.add(
+            IntervalKind.FORWARD,
+            starts + e,
+            starts + period,
+            [f"Micro-batch {j + 1} forward" for j in micro],
         )
     out.add(
         IntervalKind.OPTIMIZER,

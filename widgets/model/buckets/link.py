@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cost import ring_allreduce_ms, ring_overhead_ms, ring_traffic_ms
+from .cost import Algorithm, allreduce_parts
 from .tensors import GradientTensors
 
 
@@ -68,12 +68,15 @@ def evaluate(
     bandwidth: float,
     latency_ms: float,
     enqueue_ms: float = 0.0,
+    algorithm: str = Algorithm.RING,
 ) -> dict[str, np.ndarray]:
     """Schedule every row of a 2-D ``assignment`` (settings x tensors) at once.
 
     Bucket axes are padded to one column per tensor. Buckets are numbered
     0..n-1 in each row, so padding sits after the last real bucket, where an
-    empty bucket (no bytes, no time) moves nothing.
+    empty bucket (no bytes, no time) moves nothing. ``algorithm`` is each
+    all-reduce's algorithm (``cost``): with ``"auto"`` each bucket takes the
+    cheaper one, so overhead and traffic are summed bucket by bucket.
     """
     m, t = assignment.shape
     backward_end = float(tensors.layer_ready.max())
@@ -85,7 +88,12 @@ def evaluate(
     np.add.at(count, (rows, assignment), 1)
     np.maximum.at(ready, (rows, assignment), np.broadcast_to(tensors.ready, (m, t)))
     used = count > 0
-    transfer = np.where(used, ring_allreduce_ms(size, ranks, bandwidth, latency_ms), 0.0)
+    part_overhead, part_traffic, tree = allreduce_parts(
+        size, ranks, bandwidth, latency_ms, algorithm
+    )
+    part_overhead = np.where(used, part_overhead, 0.0)
+    part_traffic = np.where(used, part_traffic, 0.0)
+    transfer = part_overhead + part_traffic
     launch = launch_times(ready, enqueue_ms)
     start, end = link_schedule(launch, transfer)
 
@@ -98,7 +106,6 @@ def evaluate(
     comm_end = at_last(end)
     total_transfer = transfer.sum(axis=1)
     hidden = np.clip(np.minimum(end, backward_end) - start, 0.0, None).sum(axis=1)
-    traffic = float(ring_traffic_ms(tensors.size_mb.sum(), ranks, bandwidth))
     return {
         "backward_end": backward_end,
         "size": size,
@@ -115,6 +122,7 @@ def evaluate(
         "total_transfer": total_transfer,
         "hidden": hidden,
         "overlap_fraction": hidden / total_transfer,
-        "overhead": n_buckets * ring_overhead_ms(ranks, latency_ms),
-        "traffic": np.full(m, traffic),
+        "overhead": part_overhead.sum(axis=1),
+        "traffic": part_traffic.sum(axis=1),
+        "tree": tree & used,
     }

@@ -85,6 +85,20 @@ class Schedule:
     when positive), and ``bucket_waits_for`` that earlier bucket (-1 when
     none). With an enqueue time, launch - (ready + order wait) is the host
     issuing this and earlier collectives. ``regime`` is a ``Regime`` (see ``regimes``).
+
+    ``bucket_tree`` says which buckets' all-reduce is a tree (else a ring; see
+    ``cost``), ``algorithm`` the setting that chose them.
+
+    Gradient accumulation: with ``accumulation_steps`` k > 1 the step is k
+    micro-batches. The first k - 1 run forward and backward inside DDP's
+    ``no_sync()`` (``DistributedDataParallel.no_sync`` sets
+    ``require_backward_grad_sync = False``, so the reducer is not prepared and
+    no bucket is reduced: gradients just accumulate in ``.grad``); the last runs
+    with the buckets. Times are then measured from the start of the first
+    micro-batch's backward: every time of the last micro-batch is later by
+    ``no_sync_ms = (k - 1) (forward + E)``, and the step is
+    ``forward + no_sync_ms + max(E, C) + optimizer``. Buckets are reduced once per
+    step, whatever k.
     """
 
     layer_backward_ms: np.ndarray
@@ -118,6 +132,10 @@ class Schedule:
     traffic_ms: float
     total_transfer_ms: float
     regime: Regime
+    bucket_tree: np.ndarray
+    algorithm: str = "ring"
+    accumulation_steps: int = 1
+    no_sync_ms: float = 0.0
 
     @property
     def n_layers(self) -> int:
@@ -128,6 +146,11 @@ class Schedule:
     def n_buckets(self) -> int:
         """Number of buckets (transfers)."""
         return len(self.bucket_ready)
+
+    @property
+    def micro_batch_backward_ms(self) -> float:
+        """How long one micro-batch's backward takes (E of each micro-batch)."""
+        return self.backward_end - self.no_sync_ms
 
 
 def _waits_for(ready: np.ndarray, order_wait: np.ndarray, tol: float) -> np.ndarray:
@@ -154,8 +177,13 @@ def build_schedule(
     optimizer_ms: float = 0.0,
     setting: float | None = None,
     best: tuple[float, float] | None = None,
+    algorithm: str = "ring",
+    accumulation_steps: int = 1,
 ) -> Schedule:
-    """The schedule of one bucket assignment (a bucket index per tensor, 0..n-1)."""
+    """The schedule of one bucket assignment (a bucket index per tensor, 0..n-1),
+    with ``accumulation_steps`` micro-batches per step (``Schedule``)."""
+    if int(accumulation_steps) != accumulation_steps or accumulation_steps < 1:
+        raise ValueError("accumulation steps must be a whole number of at least 1")
     assignment = np.asarray(tensor_bucket, int)
     used = np.unique(assignment)
     if assignment.shape != (len(tensors),) or not np.array_equal(used, np.arange(used.size)):
@@ -167,14 +195,17 @@ def build_schedule(
         bandwidth=bandwidth,
         latency_ms=latency_ms,
         enqueue_ms=enqueue_ms,
+        algorithm=algorithm,
     )
     nb = used.size
-    backward_end = float(r["backward_end"])
-    comm_end = float(r["comm_end"][0])
+    # Every time below is shifted by the micro-batches run under no_sync() before this one.
+    shift = (accumulation_steps - 1) * (forward_ms + float(r["backward_end"]))
+    backward_end = float(r["backward_end"]) + shift
+    comm_end = float(r["comm_end"][0]) + shift
     optimizer_start = max(backward_end, comm_end)
     step_time = forward_ms + optimizer_start + optimizer_ms
-    ready, launch = r["ready"][0, :nb], r["launch"][0, :nb]
-    start = r["start"][0, :nb]
+    ready, launch = r["ready"][0, :nb] + shift, r["launch"][0, :nb] + shift
+    start = r["start"][0, :nb] + shift
     # Waiting for an earlier bucket that is not ready yet (the host's own queue of
     # launches, with an enqueue time, is not such a wait).
     earlier_ready = np.append(-np.inf, np.maximum.accumulate(ready)[:-1])
@@ -185,11 +216,11 @@ def build_schedule(
     layer_bucket = np.empty(tensors.n_layers, int)
     layer_bucket[tensors.layer[~has_weight] - 1] = assignment[~has_weight]
     layer_bucket[tensors.layer[has_weight] - 1] = assignment[has_weight]
-    ready_layer = tensors.layer_ready
+    ready_layer = tensors.layer_ready + shift
     return Schedule(
         layer_backward_ms=np.asarray(backward_ms, float) * (1.0 + straggler_pct / 100.0),
         layer_grad_mb=np.asarray(layer_grad_mb, float),
-        layer_backward_start=np.append(ready_layer[1:], 0.0),
+        layer_backward_start=np.append(ready_layer[1:], shift),
         layer_ready=ready_layer,
         layer_bucket=layer_bucket,
         tensors=tensors,
@@ -202,7 +233,7 @@ def build_schedule(
         bucket_order_wait=order_wait,
         bucket_waits_for=_waits_for(ready, order_wait, 1e-9 * max(1.0, comm_end)),
         bucket_start=start,
-        bucket_end=r["end"][0, :nb],
+        bucket_end=r["end"][0, :nb] + shift,
         bucket_transfer_ms=r["transfer"][0, :nb],
         bucket_link_wait=start - launch,
         enqueue_ms=float(enqueue_ms),
@@ -218,6 +249,10 @@ def build_schedule(
         traffic_ms=float(r["traffic"][0]),
         total_transfer_ms=float(r["total_transfer"][0]),
         regime=regime_of_row(r, 0, step_time, setting, best),
+        bucket_tree=r["tree"][0, :nb].copy(),
+        algorithm=str(algorithm),
+        accumulation_steps=int(accumulation_steps),
+        no_sync_ms=shift,
     )
 
 

@@ -34,5 +34,6 @@ def step_schedule(config: BucketConfig, layer_sweep: SweepResult | None = None) 
         optimizer_ms=config.optimizer_ms,
         setting=config.knob_setting(),
         best=best,
+        accumulation_steps=config.accumulation_steps,
         **config.link_settings(),
     )

@@ -81,7 +81,7 @@ def _sweep(
     not among these rows (a sweep over chosen caps)."""
     r = evaluate(tensors, assignment, **config.link_settings())
     optimizer_start = np.maximum(r["backward_end"], r["comm_end"])
-    step = config.forward_ms + optimizer_start + config.optimizer_ms
+    step = config.forward_ms + config.no_sync_ms() + optimizer_start + config.optimizer_ms
     best_i = best_index(step)
     if best is None:
         best = (setting[best_i], step[best_i])
