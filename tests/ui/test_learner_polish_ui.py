@@ -1,0 +1,91 @@
+"""What a learner sees on a phone and in a lesson, in headless Chromium.
+
+Two all-reduces that overlap in time are both visible on /trace; the bucket timeline keeps
+every layer's number at the end of Play on a 390 px phone.
+"""
+
+from __future__ import annotations
+
+import pytest
+from pagekit import FIND_WIDGET_JS, TIMEOUT, button
+from playwright.sync_api import Page, expect
+
+PHONE = {"width": 390, "height": 844}
+
+#: Every drawn bar of an all-reduce on /trace: its rank and bucket, and its box on the chart.
+ALLREDUCE_BARS_JS = (
+    "() => {"
+    + FIND_WIDGET_JS
+    + """
+  return [...widget.querySelectorAll('.ol-chart rect[data-allreduce]')].map(r => ({
+    name: r.getAttribute('data-allreduce'), source: r.getAttribute('data-source'),
+    x0: +r.getAttribute('x'), x1: +r.getAttribute('x') + +r.getAttribute('width'),
+    y0: +r.getAttribute('y'), y1: +r.getAttribute('y') + +r.getAttribute('height')}));
+}"""
+)
+
+
+def _overlap(a0: float, a1: float, b0: float, b1: float) -> bool:
+    return min(a1, b1) - max(a0, b0) > 0.5  # more than half a pixel in common
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_trace_draws_overlapping_allreduces_apart(page: Page, server: str, ui, width: int):
+    # mixed-5-5-2.json was recorded with gloo, which ran bucket 2's all-reduce while
+    # bucket 1's was still going on rank 0: two bars that share time must not share rows.
+    page.set_viewport_size({"width": width, "height": 900})
+    ui.open_widget(page, f"{server}/trace?trace=mixed-5-5-2.json")
+    bars = ui.wait_until(lambda: page.evaluate(ALLREDUCE_BARS_JS), timeout=TIMEOUT / 1000)
+    by = {(b["name"], b["source"]): b for b in bars}
+    one, two = by[("rank 0 bucket 1", "measured")], by[("rank 0 bucket 2", "measured")]
+    assert _overlap(one["x0"], one["x1"], two["x0"], two["x1"]), (one, two)
+    hidden = [
+        (a["name"], b["name"], a["source"])
+        for i, a in enumerate(bars)
+        for b in bars[i + 1 :]
+        if a["source"] == b["source"]
+        and a["name"].split(" bucket")[0] == b["name"].split(" bucket")[0]
+        and a["name"] != b["name"]
+        and _overlap(a["x0"], a["x1"], b["x0"], b["x1"])
+        and _overlap(a["y0"], a["y1"], b["y0"], b["y1"])
+    ]
+    assert not hidden, f"all-reduces drawn over each other: {hidden}"
+    # The key says why a rank's all-reduces sit one above the other.
+    key = page.get_by_role("list", name="Key")
+    expect(key).to_contain_text("All-reduces that overlap in time: one above the other")
+
+
+#: Each Backward-lane bar with the label drawn on it (after Play, every layer is reached).
+BACKWARD_LABELS_JS = (
+    "() => {"
+    + FIND_WIDGET_JS
+    + """
+  const svg = widget.querySelector('.ol-chart svg');
+  const lanes = [...svg.querySelectorAll('text')].filter(t => t.textContent === 'Backward');
+  const lane = lanes[0].getBBox();
+  const mid = lane.y + lane.height / 2;
+  const out = [];
+  for (const g of svg.querySelectorAll('g > g')) {
+    const rect = g.querySelector('rect'), text = g.querySelector('text');
+    if (!rect || !text) continue;
+    const y0 = +rect.getAttribute('y'), y1 = y0 + +rect.getAttribute('height');
+    if (mid < y0 || mid > y1) continue;
+    out.push({label: text.textContent, size: +text.getAttribute('font-size'),
+              text: text.getComputedTextLength(), bar: +rect.getAttribute('width')});
+  }
+  return out;
+}"""
+)
+
+
+def test_phone_keeps_every_layer_label_at_the_end_of_play(page: Page, server: str, ui):
+    page.set_viewport_size(PHONE)
+    ui.open_widget(page, f"{server}/bucket-timeline")
+    button(page, "Play").click()
+    expect(button(page, "Play")).to_be_visible(timeout=30_000)  # the run ended
+    labels = page.evaluate(BACKWARD_LABELS_JS)
+    # Twelve layers, backward from the last: each bar carries its layer's number.
+    assert sorted(int(x["label"]) for x in labels) == list(range(1, 13)), labels
+    for x in labels:
+        assert x["size"] >= 9, x
+        assert x["text"] <= x["bar"], f"layer {x['label']}'s number runs off its bar: {x}"
