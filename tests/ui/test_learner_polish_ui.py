@@ -82,10 +82,70 @@ def test_phone_keeps_every_layer_label_at_the_end_of_play(page: Page, server: st
     page.set_viewport_size(PHONE)
     ui.open_widget(page, f"{server}/bucket-timeline")
     button(page, "Play").click()
+    expect(button(page, "Pause")).to_be_visible(timeout=TIMEOUT)
     expect(button(page, "Play")).to_be_visible(timeout=30_000)  # the run ended
+    expect(page.get_by_text("The run ended at")).to_be_visible(timeout=TIMEOUT)
     labels = page.evaluate(BACKWARD_LABELS_JS)
     # Twelve layers, backward from the last: each bar carries its layer's number.
     assert sorted(int(x["label"]) for x in labels) == list(range(1, 13)), labels
     for x in labels:
         assert x["size"] >= 9, x
         assert x["text"] <= x["bar"], f"layer {x['label']}'s number runs off its bar: {x}"
+
+
+#: The boxes of a widget's chart figure, its settings and its data downloads, in page pixels.
+BOXES_JS = (
+    "() => {"
+    + FIND_WIDGET_JS
+    + """
+  const box = (el) => { const r = el.getBoundingClientRect();
+    return {top: r.top + scrollY, bottom: r.bottom + scrollY, left: r.left, right: r.right}; };
+  return {figure: box(widget.querySelector('.ol-figure')),
+          settings: box(widget.querySelector('[role=group][aria-label=Settings]')),
+          description: box(widget.querySelector('.ol-description'))};
+}"""
+)
+
+
+@pytest.mark.parametrize("route", ["/bucket-timeline", "/queue-lab", "/ranks", "/trace"])
+def test_settings_sit_by_the_chart_on_a_phone_and_beside_it_on_a_wide_screen(
+    page: Page, server: str, ui, route: str
+):
+    page.set_viewport_size(PHONE)
+    ui.open_widget(page, server + route)
+    b = page.evaluate(BOXES_JS)
+    # On a phone: the settings follow the chart's figure directly, before its description.
+    assert 0 <= b["settings"]["top"] - b["figure"]["bottom"] <= 60, b
+    assert b["settings"]["bottom"] <= b["description"]["top"], b
+
+    page.set_viewport_size({"width": 1280, "height": 900})
+    ui.wait_until(lambda: page.evaluate(BOXES_JS)["settings"]["left"] > 640)
+    b = page.evaluate(BOXES_JS)
+    # Wide: beside the chart, from its column's top, the description under the chart.
+    assert b["settings"]["left"] >= b["figure"]["right"], b
+    assert b["settings"]["top"] <= b["figure"]["top"], b
+    assert b["description"]["top"] >= b["figure"]["bottom"], b
+    assert b["description"]["right"] <= b["settings"]["left"], b
+
+
+def test_tab_goes_from_the_chart_to_its_settings(page: Page, server: str, ui):
+    ui.open_widget(page, f"{server}/bucket-timeline")
+    button(page, "Step").focus()
+    # Step, then the first setting: not the downloads, a screen away on a phone.
+    ui.tab_to(page, "Preset", "select", limit=1)
+
+
+def test_an_experiment_leaves_a_way_back_to_its_paragraph(page: Page, server: str, ui):
+    page.set_viewport_size(PHONE)
+    ui.open_widget(page, f"{server}/lessons/overlapping-communication")
+    experiment = page.locator("button[data-experiment]").nth(1)
+    label = experiment.inner_text().lstrip("▶ ").strip()
+    experiment.click()
+    expect(page.get_by_text(f"Loaded “{label}”")).to_be_visible(timeout=TIMEOUT)
+    back = button(page, "Back to the text")
+    expect(back).to_be_in_viewport(timeout=TIMEOUT)
+    expect(experiment).not_to_be_in_viewport()
+    back.click()
+    expect(experiment).to_be_in_viewport(timeout=TIMEOUT)
+    ui.wait_until(lambda: (ui.focused(page) or {}).get("name", "").endswith(label))
+    expect(back).to_be_hidden()
