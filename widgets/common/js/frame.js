@@ -18,6 +18,7 @@ import { fmt } from "./rules.js";
 import { reportHeightToHost, shareBar } from "./share.js";
 import { dataTable, csvText } from "./table.js";
 import { swatch } from "./chart.js";
+import { followTheme } from "./theme.js";
 import { timeControl } from "./time_control.js";
 import CSS from "./styles.css";
 
@@ -59,6 +60,7 @@ export function mountWidget({ model, el }, def) {
   const send = (message) => model.send_msg(message);
   const act = (action) => send({ action });
   const root = h("div", { class: "ol-widget" });
+  followTheme(root);
   el.append(h("style", {}, CSS), root);
 
   const notices = noticeList();
