@@ -149,3 +149,94 @@ def test_an_experiment_leaves_a_way_back_to_its_paragraph(page: Page, server: st
     expect(experiment).to_be_in_viewport(timeout=TIMEOUT)
     ui.wait_until(lambda: (ui.focused(page) or {}).get("name", "").endswith(label))
     expect(back).to_be_hidden()
+
+
+# --- the dark theme ----------------------------------------------------------------------------
+
+#: The colours a reader sees: the page's, the widget's text and the chart's background.
+COLOURS_JS = (
+    "() => {"
+    + FIND_WIDGET_JS
+    + """
+  const paint = (el, prop) => getComputedStyle(el)[prop];
+  return {page: paint(document.body, 'backgroundColor'),
+          text: paint(widget.querySelector('.ol-value'), 'color'),
+          chart: paint(widget.querySelector('.ol-chart svg > rect'), 'fill'),
+          theme: widget.dataset.theme};
+}"""
+)
+DARK_PAGE = "rgb(13, 17, 23)"  # #0d1117
+DARK_CHART = "rgb(21, 27, 35)"  # #151b23
+LIGHT_PAGE = "rgb(246, 248, 250)"  # #f6f8fa
+LIGHT_CHART = "rgb(255, 255, 255)"
+
+
+def _luminance(css: str) -> float:
+    """WCAG relative luminance of an ``rgb(r, g, b)`` colour."""
+    channels = [int(x) / 255 for x in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "query", "dark"),
+    [
+        ("light", "?theme=dark", True),
+        ("dark", "", True),
+        ("dark", "?theme=light", False),
+        ("light", "", False),
+    ],
+)
+def test_the_theme_follows_the_address_else_the_browser(
+    browser, server: str, ui, scheme: str, query: str, dark: bool
+):
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        ui.open_widget(page, f"{server}/bucket-timeline{query}")
+        c = page.evaluate(COLOURS_JS)
+        assert c["theme"] == ("dark" if dark else "light"), c
+        assert c["page"] == (DARK_PAGE if dark else LIGHT_PAGE), c
+        assert c["chart"] == (DARK_CHART if dark else LIGHT_CHART), c
+        assert _contrast(c["text"], c["page"]) >= 4.5, c
+        # The page's own key is never a widget's unknown setting.
+        expect(page.get_by_text("Ignored unknown setting")).to_have_count(0)
+    finally:
+        context.close()
+
+
+def test_a_dark_page_keeps_its_theme_through_edits_and_passes_axe(page: Page, server: str, ui):
+    ui.open_widget(page, f"{server}/bucket-timeline?theme=dark")
+    ui.assert_no_serious_axe_violations(page)
+    # The address follows the settings and keeps the page's theme, so a reload is dark too.
+    box = page.get_by_label("Layers per bucket", exact=True)
+    box.fill("2")
+    box.press("Enter")
+    here = lambda: page.evaluate("location.href")  # noqa: E731
+    ui.wait_until(lambda: "layers_per_bucket=2" in here() and "theme=dark" in here())
+    page.reload()
+    ui.wait_rendered(page)
+    assert page.evaluate(COLOURS_JS)["chart"] == DARK_CHART
+
+
+@pytest.mark.parametrize("route", ["/trace?trace=mixed-5-5-2.json&theme=dark", "/ranks?theme=dark"])
+def test_other_dark_pages_pass_axe(page: Page, server: str, ui, route: str):
+    ui.open_widget(page, server + route)
+    assert page.evaluate(COLOURS_JS)["theme"] == "dark"
+    ui.assert_no_serious_axe_violations(page)
+
+
+def test_a_dark_lesson_passes_axe(page: Page, server: str, ui):
+    ui.open_widget(page, f"{server}/lessons/overlapping-communication?theme=dark")
+    ui.assert_no_serious_axe_violations(page)
+
+
+def test_a_theme_the_page_does_not_know_is_said_and_ignored(page: Page, server: str, ui):
+    ui.open_widget(page, f"{server}/bucket-timeline?theme=purple")
+    expect(page.get_by_text("Ignored theme=purple")).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_text("Ignored unknown setting")).to_have_count(0)
