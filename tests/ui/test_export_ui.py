@@ -597,3 +597,19 @@ def test_links_out_of_a_framed_copy_open_in_a_new_tab(page: Page, site: str, tmp
     page.goto(f"{site}/bucket-timeline/index.html")
     expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
     expect(page.locator(".ol-copy-note a")).not_to_have_attribute("target", "_blank")
+
+
+def test_a_copy_takes_the_pages_theme_from_its_address(page: Page, site: str):
+    page.goto(f"{site}/bucket-timeline/index.html?theme=dark&preset=Latency-bound")
+    expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
+    theme = page.evaluate(
+        "() => document.querySelector('[data-widget]').shadowRoot"
+        ".querySelector('.ol-widget').dataset.theme"
+    )
+    assert theme == "dark"
+    expect(page.get_by_text("Ignored unknown setting")).to_have_count(0)
+    # The preset in the same address still applies: Latency-bound has one layer per bucket.
+    expect(field(page, "Layers per bucket")).to_have_value("1", timeout=TIMEOUT)
+    # The address follows what is shown and keeps the page's theme.
+    assert "theme=dark" in page.evaluate("location.search")
