@@ -46,7 +46,7 @@ def page_html(title: str, body: str) -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{CSS}</style>{theme.theme_script()}</head>"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head>"
         f"<body><main>{body}</main></body></html>"
     )
 

@@ -68,10 +68,13 @@ def _variables(colours: dict[str, str]) -> str:
 
 
 #: The roles' colours for a page's ``<html>``: light, or dark once the page's theme script
-#: (:func:`theme_script`) says so. Styles in shadow roots inherit them.
+#: (:func:`theme_script`) says so; a page without the script (the index) follows the
+#: browser's preference. Styles in shadow roots inherit them.
 THEME_CSS = (
     f":root {{ {_variables(LIGHT)} }}\n"
     f'html[data-ol-theme="dark"] {{ color-scheme: dark; {_variables(DARK)} }}\n'
+    "@media (prefers-color-scheme: dark) {\n"
+    f"  html:not([data-ol-theme]) {{ color-scheme: dark; {_variables(DARK)} }}\n}}\n"
 )
 
 
