@@ -67,8 +67,9 @@ export function mountWidget({ model, el }, def) {
   const loaded = h("p", { class: "ol-status", role: "status" });
   // After a lesson's experiment button brought the learner here: the way back to its paragraph.
   const back = h("button", { type: "button", class: "ol-button ol-back", hidden: true }, "Back to the text");
+  let backTo = null; // the experiment's button
   back.addEventListener("click", () => {
-    const button = back.target;
+    const button = backTo;
     back.hidden = true;
     if (!button || !button.isConnected) return;
     button.scrollIntoView({ behavior: reducedMotion() ? "auto" : "smooth", block: "center" });
@@ -190,8 +191,8 @@ export function mountWidget({ model, el }, def) {
   const loadedHere = () => {
     showLoaded();
     if (!model.message.text) return;
-    back.target = pressedExperiment;
-    back.hidden = !back.target;
+    backTo = pressedExperiment;
+    back.hidden = !backTo;
     root.scrollIntoView({ behavior: reducedMotion() ? "auto" : "smooth", block: "start" });
   };
 
