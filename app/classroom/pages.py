@@ -76,7 +76,8 @@ def class_page(title: str, body: str, data: dict[str, str] | None = None) -> str
     """A class page: our styles, ``body`` in the main landmark and the class script."""
     attrs = "".join(f' data-{html.escape(k)}="{html.escape(v)}"' for k, v in (data or {}).items())
     return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        # Class pages keep the light theme (their own styles have no dark one yet).
+        '<!doctype html><html lang="en" data-ol-theme="light"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="no-referrer">'
         f"<title>{html.escape(title)}</title><style>{SITE_CSS}{CLASS_CSS}</style></head>"

@@ -132,7 +132,8 @@ def round_html(prefix: str, widget: str, query: str, live_src: str) -> str:
         f"{_frame_script()}\nmountRound(render, staticModel, unpack);"
     )
     return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        # Class pages keep the light theme (their own styles have no dark one yet).
+        '<!doctype html><html lang="en" data-ol-theme="light"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,">'
         f"<title>{html.escape(spec.title)} · class round</title>"

@@ -28,7 +28,7 @@ log = logging.getLogger("overlap-lab.classroom")
 #: Every mode's styles, given once when the widget is made (a stylesheet added later
 #: would make Panel point its theme at a CDN); the mode is a class on the widget.
 MODE_CSS = """
-:host(.cl-hidden) .ol-main { display: none !important; }
+:host(.cl-hidden) .ol-main, :host(.cl-hidden) .ol-rest { display: none !important; }
 :host(.cl-hidden) .ol-body::before { content: "The chart and readouts appear when your "
   "instructor reveals the answer."; display: block; font-weight: 600; padding: 8px 0; }
 :host(.cl-locked) .ol-time { display: none !important; }

@@ -25,6 +25,7 @@ from lessons.course import course_lessons
 from lessons.parser import Experiment, WidgetBlock
 from widgets.common.embed import EMBED_SCRIPT
 from widgets.model.settings import setting_names
+from widgets.page_settings import PAGE_KEYS
 from widgets.registry import WIDGETS
 
 from .pages import (
@@ -64,7 +65,8 @@ class ExportReport:
 def widget_entry(states, shared, notes: dict[int, str]) -> dict:
     """One widget's states as a page's static source reads them.
 
-    ``keys`` are its URL keys and ``settings`` the names a live page's notice for
+    ``keys`` are its URL keys, ``page_keys`` the page's own (read by the page, never a
+    notice), and ``settings`` the names a live page's notice for
     an unknown key lists (sorted, as :func:`widgets.url_state.settings_from_query`).
     """
     spec = states.spec
@@ -72,6 +74,7 @@ def widget_entry(states, shared, notes: dict[int, str]) -> dict:
         "name": spec.name,
         "title": spec.title,
         "keys": spec.keys,
+        "page_keys": list(PAGE_KEYS),
         "settings": sorted(setting_names(spec.settings)),
         **shared,
         "records": states.records,

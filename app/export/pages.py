@@ -27,11 +27,11 @@ STATIC_SOURCE = COMMON_JS / "static_source.js"
 
 #: The note a page of the folder shows when opened as a file (where its scripts cannot run).
 FILE_NOTE_CSS = f"""
-.ol-file-note {{ font: 16px/1.5 {theme.FONT}; color: {theme.INK}; border: 2px solid {theme.LINK};
-  border-radius: 8px; padding: 12px 16px; margin: 8px 0 16px 0; max-width: 820px;
-  background: #ffffff; }}
+.ol-file-note {{ font: 16px/1.5 {theme.FONT}; color: {theme.role("ink")};
+  border: 2px solid {theme.role("link")}; border-radius: 8px; padding: 12px 16px;
+  margin: 8px 0 16px 0; max-width: 820px; background: {theme.role("paper")}; }}
 .ol-file-note[hidden] {{ display: none; }}
-.ol-file-note a {{ color: {theme.LINK}; }}
+.ol-file-note a {{ color: {theme.role("link")}; }}
 """
 #: Shows the file note, from a classic script: a module script never runs from file://.
 SHOW_FILE_NOTE = (
@@ -44,11 +44,11 @@ SERVE_HINT = (
     '<a href="http://localhost:8000/">http://localhost:8000/</a>.'
 )
 
-PAGE_CSS = f"""
-body {{ font: 16px/1.6 {theme.FONT}; color: {theme.INK}; }}
+PAGE_CSS = f"""{theme.THEME_CSS}
+body {{ font: 16px/1.6 {theme.FONT}; color: {theme.role("ink")}; }}
 main.ol-page {{ padding: 12px clamp(12px, 3vw, 24px) 32px; }}
-.ol-copy-note {{ font: 14px/1.4 {theme.FONT}; color: {theme.MUTED}; margin: 4px 0 12px 0; }}
-.ol-copy-note a, .ol-prose a {{ color: {theme.LINK}; }}
+.ol-copy-note {{ font: 14px/1.4 {theme.FONT}; color: {theme.role("muted")}; margin: 4px 0 12px 0; }}
+.ol-copy-note a, .ol-prose a {{ color: {theme.role("link")}; }}
 {FILE_NOTE_CSS}{theme.FRAME_CSS}{theme.HEADER_CSS}{theme.PROSE_CSS.replace(":host", ".ol-prose")}
 """
 
@@ -156,7 +156,8 @@ def index_page(live: str, single_file: bool = False, lessons: Sequence[Lesson] =
 def _head(title: str, css: str) -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"{NO_ICON}<title>{html.escape(title)} · overlap-lab</title><style>{css}</style></head>"
+        f"{NO_ICON}<title>{html.escape(title)} · overlap-lab</title><style>{css}</style>"
+        f"{theme.theme_script()}</head>"
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from widgets.page_settings import PAGE_KEYS, page_settings_from_query
 from widgets.registry import WIDGETS
 
 #: Where a site build writes the static copy, relative to the site's root.
@@ -33,13 +34,16 @@ class EmbedBlock:
 
     widget: str
     settings: tuple[tuple[str, str], ...] = ()
+    #: The page's own keys (``theme: dark``), passed to the copy's page as they are.
+    page: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, widget: str, settings: Mapping[str, object] | Iterable[tuple[str, object]]):
         """The block, checked as ``export --state`` checks an author's settings.
 
         Raises ``EmbedError`` naming an unknown widget or a key or value the widget's
-        page would ignore (the words its page shows for a bad URL value).
+        page would ignore (the words its page shows for a bad URL value). The page's own
+        keys (``theme``) go to the page, not the widget's state.
         """
         from app.export.wanted import wanted_state
 
@@ -47,7 +51,12 @@ class EmbedBlock:
         if name not in WIDGETS:
             raise EmbedError(f"unknown widget “{name}” (known: {', '.join(WIDGETS)})")
         pairs = settings.items() if isinstance(settings, Mapping) else settings
-        block = cls(name, tuple((str(k).strip(), str(v).strip()) for k, v in pairs))
+        pairs = [(str(k).strip(), str(v).strip()) for k, v in pairs]
+        page = tuple((k, v) for k, v in pairs if k in PAGE_KEYS)
+        _, refused, _ = page_settings_from_query({k: [v] for k, v in page})
+        if refused:
+            raise EmbedError(refused[0])
+        block = cls(name, tuple((k, v) for k, v in pairs if k not in PAGE_KEYS), page)
         if block.settings:
             try:
                 wanted_state(block.state)
@@ -77,7 +86,8 @@ class EmbedBlock:
         once per page) gives it its content's.
         """
         src = f"{root}{COPY_FOLDER}/{self.widget}/index.html"
-        src += f"?{self.query}" if self.settings else ""
+        query = urlencode(self.settings + self.page)
+        src += f"?{query}" if query else ""
         return (
             f'<iframe src="{html.escape(src)}" title="{html.escape(self.title)}" '
             'data-overlap-lab loading="lazy" style="width:100%;height:640px;border:0"></iframe>'

@@ -18,25 +18,26 @@ from widgets.registry import WIDGETS
 from . import theme
 from .thumbnails import thumbnail
 
-CSS = f"""
-html, body {{ margin: 0; background: {theme.PAGE_BACKGROUND}; color: {theme.INK};
+CSS = f"""{theme.THEME_CSS}
+html, body {{ margin: 0; background: {theme.role("page")}; color: {theme.role("ink")};
   font: 16px/1.6 {theme.FONT}; }}
 main {{ max-width: 1120px; margin: 0 auto; padding: 20px clamp(12px, 3vw, 24px) 40px; }}
 h1 {{ font-size: 26px; line-height: 1.25; margin: 0 0 4px 0; }}
 h2 {{ font-size: 20px; margin: 28px 0 8px 0; }}
-header p {{ margin: 0; color: {theme.MUTED}; max-width: 760px; }}
-a {{ color: {theme.LINK}; }}
-code {{ background: {theme.CODE_BACKGROUND}; padding: 1px 4px; border-radius: 4px; }}
+header p {{ margin: 0; color: {theme.role("muted")}; max-width: 760px; }}
+a {{ color: {theme.role("link")}; }}
+code {{ background: {theme.role("code")}; padding: 1px 4px; border-radius: 4px; }}
 ol.ol-course {{ padding-left: 1.4em; margin: 0; max-width: 820px; }}
 ol.ol-course li {{ margin: 0 0 10px 0; }}
 ol.ol-course a {{ font-weight: 600; }}
 .ol-cards {{ list-style: none; padding: 0; margin: 0; display: grid; gap: 16px;
   grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); }}
-.ol-cards li {{ background: #ffffff; border: 1px solid {theme.BORDER}; border-radius: 8px;
-  padding: 12px; display: flex; flex-direction: column; gap: 8px; }}
+.ol-cards li {{ background: {theme.role("paper")}; border: 1px solid {theme.role("border")};
+  border-radius: 8px; padding: 12px; display: flex; flex-direction: column; gap: 8px; }}
 .ol-cards a {{ font-weight: 600; font-size: 17px; }}
 .ol-cards p {{ margin: 0; font-size: 15px; }}
-.ol-thumb {{ width: 100%; height: auto; border: 1px solid {theme.GRID}; border-radius: 4px; }}
+.ol-thumb {{ width: 100%; height: auto; border: 1px solid {theme.role("grid")};
+  border-radius: 4px; }}
 """
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import panel as pn
 
+from widgets.page_settings import page_settings_from_query
 from widgets.registry import WidgetSpec
 
 from .page import page
@@ -20,8 +21,10 @@ def widget_page(
     ``origin`` is this server as the browser reached it, for the share links;
     ``own_page`` is False in a script-tag embed, whose address is the course's own.
     """
+    # The page's own keys (its theme) are read by the page itself; only a bad value is said.
+    _, page_notices, query = page_settings_from_query(query)
     kwargs, notices = spec.parse(query)
     view = spec.create(**kwargs)
-    view.show_notices(notices)
+    view.show_notices(page_notices + notices)
     view.enable_share(origin, own_page=own_page)
     return page(spec.title, html.escape(spec.summary), view)

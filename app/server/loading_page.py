@@ -7,16 +7,22 @@ notice first, on its own (:func:`early_notice_html`).
 
 from __future__ import annotations
 
-LOADING_CSS = """
-html, body { margin: 0; background: #f6f8fa; }
-#ol-loading { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-  color: #1f2328; max-width: 1280px; margin: 48px auto; padding: 0 16px;
-  display: flex; align-items: center; gap: 12px; }
-#ol-loading .ol-spinner { width: 20px; height: 20px; border-radius: 50%;
-  border: 3px solid #d0d7de; border-top-color: #0072B2; animation: ol-spin 0.9s linear infinite; }
-@keyframes ol-spin { to { transform: rotate(360deg); } }
-@media (prefers-reduced-motion: reduce) { #ol-loading .ol-spinner { animation: none; } }
+from app.pages import theme
+
+LOADING_CSS = (
+    theme.THEME_CSS
+    + f"""
+html, body {{ margin: 0; background: {theme.role("page")}; }}
+#ol-loading {{ font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: {theme.role("ink")}; max-width: 1280px; margin: 48px auto; padding: 0 16px;
+  display: flex; align-items: center; gap: 12px; }}
+#ol-loading .ol-spinner {{ width: 20px; height: 20px; border-radius: 50%;
+  border: 3px solid {theme.role("border")}; border-top-color: #0072B2;
+  animation: ol-spin 0.9s linear infinite; }}
+@keyframes ol-spin {{ to {{ transform: rotate(360deg); }} }}
+@media (prefers-reduced-motion: reduce) {{ #ol-loading .ol-spinner {{ animation: none; }} }}
 """
+)
 #: Shown by the served HTML at once and removed when the document has rendered.
 LOADING_HTML = (
     '<div id="ol-loading" role="status" aria-live="polite">'
@@ -33,8 +39,12 @@ def loading_template():
         '{% extends "base.html" %}'
         # Without it a phone lays the page out 980 px wide and shows it at 0.4x.
         '{% block postamble %}{{ super() }}<meta name="viewport" '
-        'content="width=device-width, initial-scale=1"><style>' + LOADING_CSS + "</style>"
-        "{% endblock %}"
+        'content="width=device-width, initial-scale=1"><style>'
+        + LOADING_CSS
+        + "</style>"
+        # Light or dark before anything is drawn, as the address or the browser says.
+        + theme.theme_script()
+        + "{% endblock %}"
         # The roots sit in one <main> landmark; the notice goes once the page renders.
         "{% block contents %}" + LOADING_HTML + "<main>{{ super() }}</main>{% endblock %}"
     )
@@ -65,5 +75,5 @@ def early_notice_html() -> str:
     """
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<style>{LOADING_CSS}</style>\n</head>\n<body>\n{LOADING_HTML}\n"
+        f"<style>{LOADING_CSS}</style>{theme.theme_script()}\n</head>\n<body>\n{LOADING_HTML}\n"
     )

@@ -36,6 +36,15 @@ def test_a_block_keeps_its_settings_in_order_and_places_the_copys_page():
     )
 
 
+def test_a_blocks_theme_goes_to_the_page_not_the_widgets_state():
+    block = EmbedBlock.of("bucket-timeline", parse_block_text("theme: dark\nlayers_per_bucket: 2"))
+    assert block.state == "bucket-timeline?layers_per_bucket=2"
+    assert "bucket-timeline/index.html?layers_per_bucket=2&amp;theme=dark" in block.html("")
+    assert "index.html?theme=light" in EmbedBlock.of("queue-lab", {"theme": "light"}).html("")
+    with pytest.raises(EmbedError, match="Ignored theme=dusk: Theme is one of auto, light, dark"):
+        EmbedBlock.of("queue-lab", {"theme": "dusk"})
+
+
 @pytest.mark.parametrize(
     ("page", "root"),
     [("index.html", ""), ("", ""), ("lessons/intro.html", "../"), ("lessons/intro/", "../../")],

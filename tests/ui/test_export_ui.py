@@ -550,3 +550,66 @@ def test_a_course_page_on_another_origin_sizes_each_frame_to_its_content(
         assert not traffic.failed and not traffic.errors, (traffic.failed, traffic.errors)
         hosts = {urlsplit(u).hostname for u in traffic.urls if urlsplit(u).scheme == "http"}
         assert hosts == {"127.0.0.1"}, hosts
+
+
+# --- a learner's way around a copy -----------------------------------------------------------
+
+
+def test_a_lesson_copy_leaves_a_way_back_to_the_experiments_paragraph(page: Page, site: str):
+    page.set_viewport_size({"width": 390, "height": 844})
+    lesson = next(iter(load_lessons().values()))
+    page.goto(f"{site}/lessons/{lesson.name}/index.html")
+    experiment = page.locator("button[data-experiment]").last
+    expect(experiment).to_be_visible(timeout=TIMEOUT)
+    experiment.click()
+    back = button(page, "Back to the text")
+    expect(back).to_be_in_viewport(timeout=TIMEOUT)
+    expect(experiment).not_to_be_in_viewport()
+    back.click()
+    expect(experiment).to_be_in_viewport(timeout=TIMEOUT)
+    assert page.evaluate("document.activeElement.dataset.experiment") == experiment.get_attribute(
+        "data-experiment"
+    )
+
+
+def test_links_out_of_a_framed_copy_open_in_a_new_tab(page: Page, site: str, tmp_path: Path):
+    (tmp_path / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Course</title></head>'
+        f'<body><iframe src="{site}/bucket-timeline/index.html" title="Bucket timeline" '
+        'style="width:100%;height:900px;border:0"></iframe></body></html>',
+        encoding="utf-8",
+    )
+    with file_server(tmp_path) as course:
+        page.goto(f"{course}/index.html")
+        frame = page.frame_locator('iframe[title="Bucket timeline"]')
+        expect(button(frame, "Play")).to_be_visible(timeout=TIMEOUT)
+        live = frame.locator(".ol-copy-note a")
+        expect(live).to_have_text("Open the live lab")
+        expect(live).to_have_attribute("target", "_blank")
+        expect(live).to_have_attribute("rel", "noopener")
+        # A link the widget adds later (a value the copy lacks) opens in a new tab too.
+        enter(frame, "Ranks", "13")
+        notice = frame.get_by_role("alert").get_by_role("link", name="Open the live lab")
+        expect(notice).to_have_attribute("target", "_blank", timeout=TIMEOUT)
+        # The downloads stay downloads.
+        assert frame.locator("a[download][target]").count() == 0
+    # Not framed, the copy's links open where they are.
+    page.goto(f"{site}/bucket-timeline/index.html")
+    expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
+    expect(page.locator(".ol-copy-note a")).not_to_have_attribute("target", "_blank")
+
+
+def test_a_copy_takes_the_pages_theme_from_its_address(page: Page, site: str):
+    page.goto(f"{site}/bucket-timeline/index.html?theme=dark&preset=Latency-bound")
+    expect(button(page, "Play")).to_be_visible(timeout=TIMEOUT)
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
+    theme = page.evaluate(
+        "() => document.querySelector('[data-widget]').shadowRoot"
+        ".querySelector('.ol-widget').dataset.theme"
+    )
+    assert theme == "dark"
+    expect(page.get_by_text("Ignored unknown setting")).to_have_count(0)
+    # The preset in the same address still applies: Latency-bound has one layer per bucket.
+    expect(field(page, "Layers per bucket")).to_have_value("1", timeout=TIMEOUT)
+    # The address follows what is shown and keeps the page's theme.
+    assert "theme=dark" in page.evaluate("location.search")

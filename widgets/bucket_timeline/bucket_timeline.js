@@ -4,7 +4,7 @@
 // the page only reveals the bars up to the playhead.
 
 import { h, s, show } from "../common/js/dom.js";
-import { chartFrame, hatchDefs, marker, patternId, playheadLine, polyline, swatch } from "../common/js/chart.js";
+import { chartFrame, hatchDefs, marker, patternId, playheadLine, polyline, subRows, swatch } from "../common/js/chart.js";
 import { mountWidget } from "../common/js/frame.js";
 import { fmt, revealSpans } from "../common/js/rules.js";
 import { dataTable } from "../common/js/table.js";
@@ -204,7 +204,9 @@ function drawTimeline(state, t, width) {
       fill: `url(#${ids.tail})`, "fill-opacity": TAIL.opacity, stroke: TAIL.color, "stroke-width": 1.5, "stroke-dasharray": TAIL.dash,
     }));
   }
-  const rows = packRows(bars);
+  // Bars that overlap in time on one lane (a bucket filling while another does, two
+  // buckets waiting for the link) each get a row of their own in that lane.
+  const rows = subRows(bars.start, bars.end, bars.lane);
   bars.start.forEach((_, i) => g.append(bar(frame, bars, rows, i, bars.end[i], ids, true)));
   const shown = revealSpans(bars.start, bars.end, t);
   shown.keep.forEach((i, k) => g.append(bar(frame, bars, rows, i, shown.end[k], ids, false)));
@@ -229,31 +231,6 @@ function patterns(svg, state) {
   }
   svg.insertBefore(s("g", {}, defs), svg.firstChild.nextSibling);
   return ids;
-}
-
-/**
- * Bars that overlap in time on one lane (a bucket filling while another does, two
- * buckets waiting for the link) each get a row of their own in that lane, so none
- * hides or tints another: `{row: [...], rows: {lane: count}}`.
- */
-function packRows(bars) {
-  const row = new Array(bars.start.length).fill(0);
-  const rows = {};
-  const order = bars.start.map((_, i) => i).sort((a, b) => bars.start[a] - bars.start[b] || a - b);
-  const ends = {};
-  for (const i of order) {
-    const lane = bars.lane[i];
-    const free = (ends[lane] ||= []);
-    let k = free.findIndex((end) => end <= bars.start[i] + 1e-9);
-    if (k < 0) {
-      k = free.length;
-      free.push(0);
-    }
-    free[k] = bars.end[i];
-    row[i] = k;
-    rows[lane] = Math.max(rows[lane] || 1, k + 1);
-  }
-  return { row, rows };
 }
 
 /** One bar, as the key shows it; `ghost` draws the faint not-yet-reached version. */
@@ -310,13 +287,30 @@ function bar(frame, bars, rows, i, end, ids, ghost) {
     stroke, "stroke-width": 1.2, "stroke-opacity": ghost ? 0.4 : null, "stroke-dasharray": dash,
     "data-layer": ghost ? "not-reached" : null,
   });
-  // The longest label that fits (about 7 px a character at 11 px).
-  const text = [label].flat().find((l) => l !== null && w >= l.length * 6.5 + 6);
-  if (ghost || text === undefined) return rect;
+  if (ghost) return rect;
+  const fit = labelFit(label, w);
+  if (fit === null) return rect;
   return s("g", {}, rect, s("text", {
-    x: x0 + w / 2, y: lane.mid + 4, "text-anchor": "middle", "font-size": 11, fill: COLORS.ink,
+    x: x0 + w / 2, y: lane.mid + fit.size * 0.36, "text-anchor": "middle", "font-size": fit.size, fill: COLORS.ink,
     stroke: "#ffffff", "stroke-width": 3, "paint-order": "stroke", "stroke-linejoin": "round",
-  }, text));
+  }, fit.text));
+}
+
+/** Label sizes, largest first: 11 px where it fits, down to 9 px on a narrow bar (a phone). */
+const LABEL_SIZES = [11, 10, 9];
+
+/**
+ * The longest of a bar's labels that fits in `w` px, at the largest size it fits
+ * (a digit is about 0.64 of the size wide in the fonts a system-ui falls back to, plus
+ * 1 px either side), or null.
+ */
+function labelFit(label, w) {
+  for (const text of [label].flat()) {
+    if (text === null) continue;
+    const size = LABEL_SIZES.find((px) => w >= text.length * px * 0.64 + 2);
+    if (size !== undefined) return { text, size };
+  }
+  return null;
 }
 
 /** Step time and tail for every bucket size; the current one ringed, the best starred. */

@@ -2,7 +2,7 @@
 // by the playhead) above the model's prediction (hatched), the exposed tail, and its key.
 
 import { s } from "../common/js/dom.js";
-import { chartFrame, hatchDefs, marker, patternId, playheadLine } from "../common/js/chart.js";
+import { chartFrame, hatchDefs, marker, patternId, playheadLine, subRow, subRows } from "../common/js/chart.js";
 import { revealPoints } from "../common/js/rules.js";
 import { CATEGORY, COLORS } from "../common/js/theme.js";
 
@@ -18,9 +18,31 @@ function tint(hex, share = 0.66) {
   return `#${((1 << 24) | (r << 16) | (g << 8) | b).toString(16).slice(1)}`;
 }
 
+/**
+ * Each rank's all-reduces in rows of their own where they overlap in time (gloo runs
+ * two at once): `[{measured, model}]` per rank, each `{row, rows: {0: count}}` (model null
+ * without one). Computed once per state.
+ */
+const packed = new WeakMap();
+export function commRows(state) {
+  if (!packed.has(state)) {
+    packed.set(state, state.ranks.map((lane) => ({
+      measured: subRows(lane.comm.start, lane.comm.end),
+      model: lane.model ? subRows(lane.model.comm.start, lane.model.comm.end) : null,
+    })));
+  }
+  return packed.get(state);
+}
+
+/** The most rows any rank's all-reduces take, measured or model. */
+export function mostCommRows(state) {
+  return Math.max(1, ...commRows(state).flatMap((r) => [r.measured.rows[0] || 1, r.model ? r.model.rows[0] || 1 : 1]));
+}
+
 /** The key of the chart, each mark as it is drawn (the model's only when there is one). */
 export function chartKey(state) {
   const model = state.has_model;
+  const stacked = mostCommRows(state) > 1;
   const buckets = state.n_buckets <= CATEGORY.length
     ? Array.from({ length: state.n_buckets }, (_, b) => ({ kind: "bar", color: colour(b), stroke: "#ffffff", label: `Bucket ${b}` }))
     : [{ kind: "bar", color: colour(0), stroke: "#ffffff", label: `Buckets 0 to ${state.n_buckets - 1}: colours repeat every ${CATEGORY.length}` }];
@@ -32,6 +54,7 @@ export function chartKey(state) {
       : { kind: "bar", color: colour(0), stroke: "#ffffff", label: "Measured (solid; no model: it could not be fitted)" },
     model ? { kind: "bar", color: colour(0), hatch: true, hatchWidth: 2, label: "Model (hatched, lower half)" } : null,
     { kind: "bar", color: tint(colour(0)), stroke: "#ffffff", label: "Measured, not yet reached by the playhead (tinted)" },
+    stacked ? { kind: "stack", color: colour(1), color2: colour(2), label: "All-reduces that overlap in time: one above the other" } : null,
     { kind: "marker", shape: "inverted-triangle", color: COLORS.ink, label: "Bucket ready on this rank" },
     { kind: "marker", shape: "circle", color: "none", stroke: COLORS.ink, strokeWidth: 2, label: "Issued last: defined the bucket's readiness" },
     { kind: "marker", shape: "diamond", color: COLORS.ink, label: "Backward returned" },
@@ -47,7 +70,9 @@ export function drawChart({ state, t, width }) {
   const narrow = width < 560;
   const lanes = [];
   for (const lane of state.ranks) lanes.push(`Rank ${lane.run_rank} layers`, `Rank ${lane.run_rank} all-reduces`);
-  const laneHeight = narrow ? 54 : 62;
+  // All-reduces that overlap in time take a row each: a taller lane when any do.
+  const extra = mostCommRows(state) - 1;
+  const laneHeight = (narrow ? 54 : 62) + extra * (narrow ? 18 : 20);
   const top = 62;
   const height = top + laneHeight * lanes.length + 44;
   const frame = chartFrame({
@@ -79,31 +104,39 @@ export function drawChart({ state, t, width }) {
   };
   const x = frame.x;
   const rect = (a, b, y0, hgt, attrs) => s("rect", { x: x(a), y: y0, width: Math.max(1, x(b) - x(a)), height: hgt, ...attrs });
-  const rows = (i) => {
+  // `share`: the measured part of the row (a little over half); without a model, all of it.
+  const rows = (i, share = 0.56) => {
     const band = frame.band(i);
-    // Without a model the measurement takes the whole row.
-    const measured = state.has_model ? band.height * 0.56 : band.height;
+    const measured = state.has_model ? band.height * share : band.height;
     return { measured: [band.top, measured], model: [band.top + measured + 3, band.height - measured - 3], band };
   };
   // A measured bar: tinted where the playhead has not reached, solid where it has (both opaque).
-  const measuredBar = (a, b, [y0, hgt], color) => {
-    plot.append(rect(a, b, y0, hgt, { fill: tint(color), stroke: "#ffffff", "stroke-width": 1, "data-layer": "not-reached" }));
+  // `mark` names an all-reduce's bar (`{"data-allreduce": "rank 0 bucket 1"}`) for a reader of the SVG.
+  const measuredBar = (a, b, [y0, hgt], color, mark = {}) => {
+    plot.append(rect(a, b, y0, hgt, { fill: tint(color), stroke: "#ffffff", "stroke-width": 1, "data-layer": "not-reached", ...mark }));
     if (a < t) plot.append(rect(a, Math.min(b, t), y0, hgt, { fill: color, stroke: "#ffffff", "stroke-width": 1 }));
   };
-  const modelBar = (a, b, [y0, hgt], color) =>
-    plot.append(rect(a, b, y0, hgt, { fill: hatch(color), stroke: color, "stroke-width": 1.2 }));
+  const modelBar = (a, b, [y0, hgt], color, mark = {}) =>
+    plot.append(rect(a, b, y0, hgt, { fill: hatch(color), stroke: color, "stroke-width": 1.2, ...mark }));
 
+  const stacks = commRows(state);
   state.ranks.forEach((lane, k) => {
+    const { measured: mine, model: theirs } = stacks[k];
     const compute = rows(2 * k);
-    const comm = rows(2 * k + 1);
+    // The all-reduce row is shared by its measured and model sub-rows alike.
+    const [nMine, nTheirs] = [mine.rows[0] || 1, theirs ? theirs.rows[0] || 1 : 1];
+    const comm = rows(2 * k + 1, nMine === nTheirs ? 0.56 : nMine / (nMine + nTheirs));
     const m = lane.model;
+    // Bucket b's all-reduce in its own row of the measured (or model) half of the lane.
+    const commRow = (half, packing, b) => subRow(half, packing.row[b], packing.rows[0] || 1);
     lane.layers.start.forEach((a, p) => measuredBar(a, lane.layers.end[p], compute.measured, colour(lane.layers.bucket[p])));
     measuredBar(lane.optimizer[0], lane.optimizer[1], compute.measured, OPTIMIZER);
-    lane.comm.start.forEach((a, b) => measuredBar(a, lane.comm.end[b], comm.measured, colour(b)));
+    const mark = (b, source) => ({ "data-allreduce": `rank ${lane.run_rank} bucket ${b}`, "data-source": source });
+    lane.comm.start.forEach((a, b) => measuredBar(a, lane.comm.end[b], commRow(comm.measured, mine, b), colour(b), mark(b, "measured")));
     if (m) {
       m.layers.start.forEach((a, p) => modelBar(a, m.layers.end[p], compute.model, colour(m.layers.bucket[p])));
       modelBar(m.optimizer[0], m.optimizer[1], compute.model, OPTIMIZER);
-      m.comm.start.forEach((a, b) => modelBar(a, m.comm.end[b], comm.model, colour(b)));
+      m.comm.start.forEach((a, b) => modelBar(a, m.comm.end[b], commRow(comm.model, theirs, b), colour(b), mark(b, "model")));
     }
     // Events as measured, shown once the playhead reaches them.
     for (const b of revealPoints(lane.comm.ready, t)) {
@@ -111,8 +144,8 @@ export function drawChart({ state, t, width }) {
     }
     for (const b of revealPoints(lane.comm.issue, t)) {
       if (!lane.comm.defines[b]) continue;
-      const [y0, hgt] = comm.measured;
-      plot.append(marker("circle", x(lane.comm.issue[b]), y0 + hgt / 2, 16, "none", COLORS.ink, 2));
+      const [y0, hgt] = commRow(comm.measured, mine, b);
+      plot.append(marker("circle", x(lane.comm.issue[b]), y0 + hgt / 2, Math.min(16, hgt + 6), "none", COLORS.ink, 2));
     }
     if (lane.backward_return <= t) {
       const [y0, hgt] = compute.measured;

@@ -94,6 +94,39 @@ export function chartFrame({ width, height, title, x, y, margin = {} }) {
   return { svg, plot, x: xs, y: ys, band, top: m.top, bottom: plotBottom, left: m.left, right: w - m.right };
 }
 
+/**
+ * Rows for intervals that overlap in time, so none hides another: each interval
+ * `[start[i], end[i])` goes to the lowest row of its group (`group[i]`, one group when
+ * omitted) that is free by its start, in order of start (the greedy colouring of an
+ * interval graph, which uses as few rows as the most intervals open at one moment).
+ * Returns `{row: [...], rows: {group: count}}` (a group's count is at least 1).
+ */
+export function subRows(start, end, group = null) {
+  const row = new Array(start.length).fill(0);
+  const rows = {};
+  const order = start.map((_, i) => i).sort((a, b) => start[a] - start[b] || a - b);
+  const ends = {};
+  for (const i of order) {
+    const g = group ? group[i] : 0;
+    const free = (ends[g] ||= []);
+    let k = free.findIndex((e) => e <= start[i] + 1e-9);
+    if (k < 0) {
+      k = free.length;
+      free.push(0);
+    }
+    free[k] = end[i];
+    row[i] = k;
+    rows[g] = Math.max(rows[g] || 1, k + 1);
+  }
+  return { row, rows };
+}
+
+/** Row `k` of `n` inside a band `[top, top + height]`: `[top, height]` with a 1 px gap between rows. */
+export function subRow([top, height], k, n) {
+  const sub = height / n;
+  return [top + k * sub, sub - (n > 1 ? 1 : 0)];
+}
+
 /** A five-pointed star's corners, outer radius 1.25 (its points reach as far as a diamond's). */
 const STAR = Array.from({ length: 10 }, (_, i) => {
   const r = i % 2 === 0 ? 1.25 : 0.5;
@@ -142,7 +175,8 @@ export function playheadLine(frame, t) {
  * A key swatch as the chart draws it: `{kind: "line", color, dash, shape?}` (a marker
  * on the line when `shape` is given), `{kind: "marker", shape, color, stroke, size?}`,
  * `{kind: "bar", color, hatch, angle?, hatchColor?, hatchOn?, hatchWidth?, stroke?, dash?,
- * opacity?, strokeOpacity?}` or `{kind: "playhead"}`. A hatch (see `hatchDefs`) is drawn
+ * opacity?, strokeOpacity?}`, `{kind: "stack", color, color2}` (two overlapping bars, one above
+ * the other) or `{kind: "playhead"}`. A hatch (see `hatchDefs`) is drawn
  * in `hatchColor` (default `color`) on `hatchOn` (default white); `opacity` is the fill's.
  */
 export function swatch(entry) {
@@ -165,6 +199,10 @@ export function swatch(entry) {
         "stroke-dasharray": entry.dash || null,
       }),
     );
+  } else if (entry.kind === "stack") {
+    // Two bars that overlap in time, drawn one above the other.
+    svg.append(s("rect", { x: 1, y: 1, width: 18, height: 6, fill: entry.color, stroke: "#ffffff", "stroke-width": 1 }));
+    svg.append(s("rect", { x: 7, y: 9, width: 18, height: 6, fill: entry.color2, stroke: "#ffffff", "stroke-width": 1 }));
   } else if (entry.kind === "playhead") {
     svg.append(s("line", { x1: 13, x2: 13, y1: 1, y2: 15, stroke: COLORS.ink, "stroke-width": 2 }));
   }

@@ -50,3 +50,46 @@ export function fill(el, ...children) {
 export function show(el, visible) {
   el.hidden = !visible;
 }
+
+/** True when this page is shown in another page's frame (a course page's iframe). */
+export function framed(win = window) {
+  try {
+    return win.self !== win.top;
+  } catch {
+    return true; // a parent on another origin may refuse even the comparison
+  }
+}
+
+/** A link that leaves the page: an address to go to, not a download or this page's own anchor. */
+function leavesPage(a, win) {
+  if (!a.hasAttribute("href") || a.hasAttribute("download")) return false;
+  const url = new URL(a.getAttribute("href"), win.location.href);
+  if (!["http:", "https:", "file:"].includes(url.protocol)) return false;
+  const here = new URL(win.location.href);
+  return !(url.hash && url.origin === here.origin && url.pathname === here.pathname && url.search === here.search);
+}
+
+/**
+ * In a framed page, every link under `root` that leaves the page (now, or added later)
+ * opens in a new tab (`target="_blank" rel="noopener"`), so the learner's course page stays
+ * where it was; a page on its own keeps its links as they are.
+ */
+export function linksLeaveFrame(root, win = window) {
+  if (!framed(win)) return;
+  const mark = (node) => {
+    const links = node.matches && node.matches("a[href]") ? [node] : [];
+    if (node.querySelectorAll) links.push(...node.querySelectorAll("a[href]"));
+    for (const a of links) {
+      if (!leavesPage(a, win)) continue;
+      a.target = "_blank";
+      a.rel = "noopener";
+    }
+  };
+  mark(root);
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "attributes") mark(r.target);
+      else r.addedNodes.forEach(mark);
+    }
+  }).observe(root, { subtree: true, childList: true, attributes: true, attributeFilter: ["href"] });
+}

@@ -11,7 +11,7 @@
 // the parts of the state at the horizon), so the page shows the end with no
 // message from the server: a notebook has no server session to send one.
 
-import { h, uid } from "./dom.js";
+import { h, linksLeaveFrame, uid } from "./dom.js";
 import { exportButtons } from "./export.js";
 import { fieldSet } from "./fields.js";
 import { noticeList } from "./notices.js";
@@ -21,8 +21,25 @@ import { fmt } from "./rules.js";
 import { reportHeightToHost, shareBar } from "./share.js";
 import { dataTable, csvText } from "./table.js";
 import { swatch } from "./chart.js";
+import { followTheme } from "./theme.js";
 import { timeControl } from "./time_control.js";
 import CSS from "./styles.css";
+
+const reducedMotion = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+/**
+ * The lesson's experiment button pressed last on this page, or null (the page, live or a
+ * static copy, sends its experiment to the widget). Lessons sit in a shadow root on a
+ * live page: the button is the first element of the click's composed path.
+ */
+let pressedExperiment = null;
+if (!window.__olExperimentWatch) {
+  window.__olExperimentWatch = true;
+  document.addEventListener("click", (event) => {
+    const button = event.composedPath().find((el) => el instanceof Element && el.matches("button[data-experiment]"));
+    if (button) pressedExperiment = button;
+  }, true);
+}
 
 /**
  * Mount a widget in `el`. `def` is the widget's own part:
@@ -32,9 +49,10 @@ import CSS from "./styles.css";
  * - `layout(parts)`: `{main: [...], controls: [...], after?: [...]}` from the shared
  *   parts (`fields`, `readout(label)`, `section(title, ...nodes)`); the chart with
  *   the time control right under it (where a learner's eyes are, before a key that
- *   takes several rows on a phone) and its key, the
- *   description, the data table and the downloads follow `main`, and `after`
- *   (more readouts, a second chart) follows them in the same column;
+ *   takes several rows on a phone) and its key follow `main`; then the `controls`
+ *   (beside the chart on a wide screen, under it on a narrow one); then the
+ *   description, the data table, the downloads and `after` (more readouts, a second
+ *   chart), in the chart's column;
  * - `draw(ctx)`: draw the chart and live readouts for `ctx = {state, t, playing, width}`;
  *   returns the chart's SVG element;
  * - `keyEntries(state)`: the key, as `swatch` entries with labels;
@@ -45,10 +63,21 @@ export function mountWidget({ model, el }, def) {
   const send = (message) => model.send_msg(message);
   const act = (action) => send({ action });
   const root = h("div", { class: "ol-widget" });
+  followTheme(root);
   el.append(h("style", {}, CSS), root);
 
   const notices = noticeList();
   const loaded = h("p", { class: "ol-status", role: "status" });
+  // After a lesson's experiment button brought the learner here: the way back to its paragraph.
+  const back = h("button", { type: "button", class: "ol-button ol-back", hidden: true }, "Back to the text");
+  let backTo = null; // the experiment's button
+  back.addEventListener("click", () => {
+    const button = backTo;
+    back.hidden = true;
+    if (!button || !button.isConnected) return;
+    button.scrollIntoView({ behavior: reducedMotion() ? "auto" : "smooth", block: "center" });
+    button.focus({ preventScroll: true });
+  });
   const fields = fieldSet(model.fields, (name, text) => send({ edit: name, text }));
   const time = timeControl(act);
   const chartId = uid("chart");
@@ -108,10 +137,13 @@ export function mountWidget({ model, el }, def) {
   };
   root.append(
     notices.el,
-    loaded,
+    h("div", { class: "ol-loaded" }, loaded, back),
+    // The settings come right after the chart in reading and Tab order, so on a phone they
+    // sit under it, not a few screens down; on a wide screen they stand beside both.
     h("div", { class: "ol-body" },
-      h("div", { class: "ol-main" }, ...main, h("figure", { class: "ol-figure" }, chartHost, time.el, key), description, table.el, exports, ...after),
-      h("div", { class: "ol-controls-column" }, lockNote, controlsEl)),
+      h("div", { class: "ol-main" }, ...main, h("figure", { class: "ol-figure" }, chartHost, time.el, key)),
+      h("div", { class: "ol-controls-column" }, lockNote, controlsEl),
+      h("div", { class: "ol-rest" }, description, table.el, exports, ...after)),
     share.el,
   );
 
@@ -169,21 +201,32 @@ export function mountWidget({ model, el }, def) {
   const showLoaded = () => {
     loaded.textContent = model.message.text || "";
     loaded.hidden = !model.message.text;
+    if (!model.message.text) back.hidden = true;
   };
   showLoaded();
-  // An experiment loaded from a lesson: bring the widget into view, gently if allowed.
+  // An experiment loaded from a lesson: bring the widget into view, gently if allowed, with
+  // a way back to the button's paragraph.
   const loadedHere = () => {
     showLoaded();
     if (!model.message.text) return;
-    const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
-    root.scrollIntoView({ behavior: still ? "auto" : "smooth", block: "start" });
+    backTo = pressedExperiment;
+    back.hidden = !backTo;
+    root.scrollIntoView({ behavior: reducedMotion() ? "auto" : "smooth", block: "start" });
   };
+
   share.update(model.share, model.snippets);
   showLock();
   describe();
   playhead.sync(model.anchor);
   resize.observe(chartHost);
   reportHeightToHost();
+  linksLeaveFrame(root);
+  // A static copy's page around its widgets ("Open the live lab", the lesson's links), once.
+  const ownPage = document.querySelector("main.ol-page");
+  if (ownPage && !ownPage.dataset.olLinks) {
+    ownPage.dataset.olLinks = "watched";
+    linksLeaveFrame(ownPage);
+  }
 
   // One message may change both state and steady, each its own change event:
   // draw once, after both, never from half of each.

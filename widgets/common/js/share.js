@@ -50,7 +50,7 @@ export function shareBar(act) {
       // On the widget's own page the address bar is always a link to what is on screen.
       if (share.own_page) {
         const url = new URL(window.location.href);
-        url.search = share.query ? `?${share.query}` : "";
+        url.search = withPageKeys(share.query);
         if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url.href);
       }
       const open = Boolean(snippets.iframe);
@@ -61,6 +61,16 @@ export function shareBar(act) {
       script.value = snippets.script || "";
     },
   };
+}
+
+/**
+ * A widget's query with the page's own keys its address had (`theme=dark`, noted on
+ * `<html data-ol-page-query>` by the page's theme script), so a reload keeps them: `?…` or "".
+ */
+export function withPageKeys(query, doc = document) {
+  const page = doc.documentElement.dataset.olPageQuery || "";
+  const both = [query, page].filter(Boolean).join("&");
+  return both ? `?${both}` : "";
 }
 
 /** Tell a course page that frames this page how tall it is (once per page). */

@@ -180,7 +180,8 @@ export function staticModel(widget, live = "", search = "") {
       };
     };
     for (const [k, v] of asked) {
-      if (!(widget.keys || []).includes(k)) notices.push(`Ignored unknown setting “${k.slice(0, 40)}” (known: ${(widget.settings || []).join(", ")}).`);
+      if ((widget.page_keys || []).includes(k)) continue; // the page's own (its theme)
+      else if (!(widget.keys || []).includes(k)) notices.push(`Ignored unknown setting “${k.slice(0, 40)}” (known: ${(widget.settings || []).join(", ")}).`);
       else if (v.trim() === "") continue;
       else if (k in widget.configurations) {
         const chosen = widget.configurations[k][v.trim()];
@@ -335,7 +336,10 @@ function failed(slot, what, error) {
 function followAddress(model, win) {
   model.on("values", () => {
     const url = new URL(win.location.href);
-    url.search = model.query() ? `?${model.query()}` : "";
+    // The page's own keys (its theme, noted by the page's theme script) stay in the address.
+    const page = win.document.documentElement.dataset.olPageQuery || "";
+    const both = [model.query(), page].filter(Boolean).join("&");
+    url.search = both ? `?${both}` : "";
     if (url.href === win.location.href) return;
     try {
       win.history.replaceState(win.history.state, "", url.href);

@@ -20,3 +20,19 @@ export const COLORS = {
 export const CATEGORY = [COLORS.blue, COLORS.orange, COLORS.green, COLORS.purple, COLORS.sky, COLORS.vermillion, COLORS.yellow, COLORS.grey];
 
 export const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+
+/**
+ * Light or dark, as the page says (`<html data-ol-theme>`, set from its address's theme
+ * key by the page's own script) or else as the browser prefers; `el` gets it as
+ * `data-theme` ("light" or "dark"), and keeps following both.
+ */
+export function followTheme(el, win = window) {
+  const doc = win.document.documentElement;
+  const media = win.matchMedia("(prefers-color-scheme: dark)");
+  const apply = () => {
+    el.dataset.theme = doc.dataset.olTheme || (media.matches ? "dark" : "light");
+  };
+  apply();
+  media.addEventListener("change", apply);
+  new MutationObserver(apply).observe(doc, { attributes: true, attributeFilter: ["data-ol-theme"] });
+}
