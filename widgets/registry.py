@@ -84,9 +84,9 @@ class WidgetSpec:
             if name in self.presets:
                 kwargs["preset"] = name
             else:
-                notices.append(
-                    f"Ignored unknown preset “{name[:40]}” (known: {', '.join(self.presets)})."
-                )
+                # Quoted: a preset's name may hold a comma ("8×A100, NVLink").
+                known = ", ".join(f"“{known}”" for known in self.presets)
+                notices.append(f"Ignored unknown preset “{name[:40]}” (known: {known}).")
         settings, more = settings_from_query(self.settings, query)
         return {**kwargs, **settings}, notices + more
 

@@ -14,10 +14,10 @@ from widgets.url_state import settings_from_query
 QUEUE = WIDGETS["queue-lab"]
 BUCKETS = WIDGETS["bucket-timeline"]
 KNOWN_PRESETS = (
-    "Overlap works, Latency-bound, Link saturated, Fast compute: transfers queue, "
-    "Traffic exceeds compute, Embedding layer, Straggler, Tied embeddings, Reordered module, "
-    "8×A100, NVLink, 8×H100, NVLink, 64 nodes, 400 Gb/s fabric, 64 nodes, 100 GbE, "
-    "64 nodes, 25 GbE, 8 GPUs, PCIe only"
+    "“Overlap works”, “Latency-bound”, “Link saturated”, “Fast compute: transfers queue”, "
+    "“Traffic exceeds compute”, “Embedding layer”, “Straggler”, “Tied embeddings”, "
+    "“Reordered module”, “8×A100, NVLink”, “8×H100, NVLink”, “64 nodes, 400 Gb/s fabric”, "
+    "“64 nodes, 100 GbE”, “64 nodes, 25 GbE”, “8 GPUs, PCIe only”"
 )
 
 
