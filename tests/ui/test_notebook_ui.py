@@ -45,10 +45,11 @@ INTERFACES = {"jupyterlab": "lab/tree/{name}", "notebook7": "notebooks/{name}"}
 TRACE_CELL = "from widgets.notebook import RealTrace\n\ntrace = RealTrace()\ntrace"
 
 
-def readme_cells() -> list[str]:
-    """The code cells of the README's "JupyterLab and Notebook 7" section, in order."""
+def readme_cells(heading: str = "JupyterLab and Notebook 7") -> list[str]:
+    """The code cells of the README's section ``heading`` (up to the next heading), in order."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("### JupyterLab and Notebook 7", 1)[1].split("\n### ", 1)[0]
+    section = text.split(f"### {heading}\n", 1)[1]
+    section = re.split(r"\n#{2,4} ", section, maxsplit=1)[0]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
