@@ -4,9 +4,10 @@ The cells become a marimo notebook through ``marimo convert`` (as an author's
 Jupyter notebook would), served with ``marimo run --headless`` on a loopback port
 with marimo's own folders in a temporary directory. Chromium, with every request
 to another host refused, opens the app and checks: the widget drawn, an edit
-redraws it and reaches Python (the cell that reads it through ``mo.state`` reruns), Play to
-the end of the run gives the served app's readouts, and no request left the
-machine. Expected readouts are worked by hand from the queue's formula.
+redraws it and reaches Python (the cell that reads it through ``mo.state``
+reruns), Play to the end of the run gives the served app's readouts, and no
+request left the machine. Expected readouts are worked by hand from the queue's
+formula.
 """
 
 from __future__ import annotations
