@@ -29,6 +29,7 @@ from playwright.sync_api import Page, expect
 
 from bench.processes import free_port, stop_process, wait_until_ok
 from tests.ui.conftest import assert_only_local
+from tests.ui.notebook_hosts import check_played_to_the_end
 from tests.ui.pagekit import TIMEOUT, button, description, enter, readout, starts
 
 nbformat = pytest.importorskip("nbformat", reason="the notebook tests need the test extra")
@@ -196,15 +197,8 @@ def test_the_readme_cells_in_a_notebook_server(
 
     # Play to the end: the queue drains at 4 s (4 items at −1 item/s) and the run lasts
     # 5 s, so the end reads 5.00 s and 0.00 items, as the served app does.
-    button(lab, "Play").click()
-    expect(button(lab, "Pause")).to_be_visible(timeout=TIMEOUT)
-    expect(readout(lab, "Elapsed time")).to_have_text(starts("5.00 s"), timeout=15_000)
-    expect(readout(lab, "Queue length")).to_have_text(starts("0.00 items"))
-    expect(button(lab, "Play")).to_be_visible()
-    expect(description(lab)).to_contain_text("At 5.00 s the queue holds 0.00 items")
-    # Live, not a saved copy: the kernel answered the page (it asks once, waits 4 s), and
-    # the notebook drew the widget, not the note a saved copy shows in its place.
-    expect(page.get_by_text("This is a snapshot")).to_have_count(0)
+    check_played_to_the_end(page, lab)
+    # The notebook drew the widget, not the note a saved copy shows in its place.
     expect(page.get_by_text("An overlap-lab widget was shown here")).to_have_count(0)
 
     # Reset and Step: 4 items draining at 1 item/s, half a second later 3.50 items.
