@@ -161,6 +161,10 @@ class WidgetComponent(JSComponent):
     # -- the messages the page sends ---------------------------------------------------
 
     def _handle_msg(self, msg: Any) -> None:
+        """Panel's hook for a message from the page: :meth:`receive` does it."""
+        self.receive(msg)
+
+    def receive(self, msg: Any) -> None:
         """One message from the page, done if this widget knows it and the round allows it.
 
         A message is one request: ``{"action": name}`` for a name in ``actions``,

@@ -89,7 +89,7 @@ class NotebookState:
     def request(self, message: object) -> None:
         """One message from the page (``{"action": …}``, ``{"edit": …, "text": …}``, data)."""
         self._end_if_over()
-        self._view._handle_msg(message)
+        self._view.receive(message)
 
     def edit(self, name: str, text: str) -> str | None:
         """Type ``text`` into the control of ``name``; the refusal's message, or None."""

@@ -40,7 +40,7 @@ class SettingTrait(traitlets.Any):
 
     def validate(self, obj: Any, value: Any) -> Any:
         if isinstance(obj, NotebookWidget):
-            return obj._checked(self.name, value)
+            return obj.checked(self.name, value)
         return value
 
 
@@ -69,6 +69,8 @@ class NotebookWidget(anywidget.AnyWidget):
     live_lab = traitlets.Unicode("").tag(sync=True)
 
     widget_name: ClassVar[str]
+    #: Its state source; None while the traits are first set, before there is one.
+    _source: NotebookState | None = None
 
     def __init__(self, live_lab: str = "", **settings: Any):
         self._source = NotebookState(self.widget_name, settings)
@@ -82,9 +84,9 @@ class NotebookWidget(anywidget.AnyWidget):
 
     # -- Python to the page --------------------------------------------------------------
 
-    def _checked(self, name: str, value: Any) -> Any:
+    def checked(self, name: str, value: Any) -> Any:
         """A setting set in Python: the value it takes, or TraitError with the page's message."""
-        source = getattr(self, "_source", None)
+        source = self._source
         if source is None or self._checking:
             return value
         if value == source.setting(name):
