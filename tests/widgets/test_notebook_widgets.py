@@ -4,6 +4,7 @@ both ways, the end of a played run, and a page script that fetches nothing."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import re
 import time
 
@@ -138,7 +139,10 @@ def test_a_played_run_ends_in_the_kernel_with_the_served_readouts() -> None:
         await asyncio.sleep(0.5 + 0.3)  # past the end; nothing reads the widget meanwhile
         return widget
 
-    widget = asyncio.run(run())
+    # A loop of its own, on a thread of its own: a browser test earlier in the same
+    # process may have left one running on this thread.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        widget = pool.submit(asyncio.run, run()).result(timeout=60)
     assert widget.anchor["horizon"] == 5.0
     assert ended_readouts(widget) == (False, 5.0, {"t": 5.0, "length": 0.0}, "At 5.00 s")
 
