@@ -62,6 +62,12 @@ def open_page(
     page = context.new_page()
     traffic = Traffic(page)
     page.goto(url, timeout=PAGE_TIMEOUT)
+    if page.evaluate("() => document.getElementById('ol-live') !== null"):
+        # A page the server sent as a file: drawn once its widgets are mounted.
+        page.wait_for_function("() => document.documentElement.dataset.olServed === 'ready'")
+        ready(page).wait_for(state="visible", timeout=PAGE_TIMEOUT)
+        page.wait_for_timeout(SETTLE_MS)
+        return page, traffic
     page.wait_for_function(
         "() => window.Bokeh !== undefined && Bokeh.documents.length > 0"
         " && Bokeh.index !== undefined && Object.keys(Bokeh.index).length > 0",

@@ -152,8 +152,13 @@ class Deployment:
             self.runtime.cleanup()
 
 
-def _app(port: int, *extra: str) -> list[str]:
+def app_command(port: int, *extra: str) -> list[str]:
+    """``overlap-lab serve`` of this tree on ``port``."""
     return [sys.executable, "-m", "app.cli", "serve", "--port", str(port), *extra]
+
+
+#: The command an app backend runs (``app_command``; a benchmark of another tree swaps it).
+APP = app_command
 
 
 def _start(name: str, command: list[str], probe: str, tmp: Path, env: dict | None = None):
@@ -179,7 +184,7 @@ def start_deployment(kind: str, tmp: Path) -> Deployment:
     if kind in ("app", "app-procs2"):
         port = free_port()
         extra = (*RECOMMENDED, *(("--num-procs", "2") if kind == "app-procs2" else ()))
-        server = _start(kind, _app(port, *extra), "/liveness", tmp, HOOKS)
+        server = _start(kind, APP(port, *extra), "/liveness", tmp, HOOKS)
         return Deployment(kind, server.url, [server])
     count = int(kind.rsplit("-", 1)[1])
     nginx_port = free_port()
@@ -191,7 +196,7 @@ def start_deployment(kind: str, tmp: Path) -> Deployment:
             cmd = [sys.executable, str(BENCH / "bare_app.py"), "--port", str(port), *origin]
             backends.append(_start(f"{kind}-backend{i}", cmd, "/bare", tmp))
         else:
-            cmd = _app(port, *RECOMMENDED, *origin)
+            cmd = APP(port, *RECOMMENDED, *origin)
             backends.append(_start(f"{kind}-backend{i}", cmd, "/liveness", tmp, HOOKS))
     runtime = tempfile.TemporaryDirectory(prefix="overlap-lab-bench-nginx-")
     root = Path(runtime.name)
@@ -259,7 +264,7 @@ async def _class(base: str, route: str, n: int) -> list[PageLoad]:
     return pages
 
 
-def _settle(pids: list[int], quiet: float = 1.0, limit: float = 60.0) -> None:
+def settle(pids: list[int], quiet: float = 1.0, limit: float = 60.0) -> None:
     """Wait until the servers have used no CPU for ``quiet`` seconds (at most ``limit``)."""
     deadline = time.monotonic() + limit
     last = tree_cpu(pids)
@@ -290,7 +295,7 @@ def _stable_rss(pids: list[int], limit: float = 30.0) -> int:
 def burst(deployment: Deployment, route: str, n: int, reap: bool = True) -> dict:
     """One class of ``n`` on ``route``: timings, CPU, builds and memory."""
     pids = deployment.server_pids()
-    _settle(pids)
+    settle(pids)
     rss_before = tree_rss_kb(pids)
     builds_before = deployment.builds()
     cpu_before = tree_cpu(pids)
@@ -311,7 +316,7 @@ def burst(deployment: Deployment, route: str, n: int, reap: bool = True) -> dict
     if reap:
         reap_cpu = tree_cpu(pids)
         time.sleep(LIFETIME_S + CHECK_S + GC_DEBOUNCE_S + 2)
-        _settle(pids)
+        settle(pids)
         rss_after = _stable_rss(pids)
         result.update(
             reap_cpu_ms_per_session=1000 * (tree_cpu(pids) - reap_cpu) / n,
@@ -325,7 +330,7 @@ async def _hold(base: str, route: str, n: int, pids: list[int]) -> dict:
     """Run the class, measure while every page is still open, then close them all."""
     pages = await _class(base, route, n)
     # Let the server finish the edits before reading its CPU and memory.
-    await asyncio.get_running_loop().run_in_executor(None, _settle, pids)
+    await asyncio.get_running_loop().run_in_executor(None, settle, pids)
     cpu_after = tree_cpu(pids)
     rss_held = tree_rss_kb(pids)
     ok = [p for p in pages if p.ok]
@@ -413,7 +418,7 @@ async def _warm(base: str, route: str) -> None:
 
 def _reap_wait(deployment: Deployment) -> None:
     time.sleep(LIFETIME_S + CHECK_S + GC_DEBOUNCE_S + 2)
-    _settle(deployment.server_pids())
+    settle(deployment.server_pids())
 
 
 def _builds(route: str, r: dict) -> str:

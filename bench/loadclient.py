@@ -121,6 +121,14 @@ async def _drain(ws: WebSocketClientConnection) -> None:
         pass
 
 
+def served_as_file(route: str) -> bool:
+    """A widget's or lesson's route, which the server sends as a file first."""
+    from widgets.registry import WIDGETS
+
+    name = route.strip("/")
+    return name in WIDGETS or name.startswith("lessons/")
+
+
 async def load_page(
     base: str, route: str, query: str = "", timeout: float = 300.0, replay: bool = True
 ) -> PageLoad:
@@ -132,6 +140,11 @@ async def load_page(
     result = PageLoad(route)
     start = time.monotonic()
     url = f"{base}{route}{'?' + query if query else ''}"
+    if served_as_file(route):
+        # A widget or lesson page is sent as a file, with no session; its Bokeh session
+        # is what a script-tag embed opens (autoload.js), with the same settings.
+        embed = f"bokeh-autoload-element=p1&bokeh-app-path={route}&bokeh-absolute-url={base}{route}"
+        url = f"{base}{route}/autoload.js?{embed}{'&' + query if query else ''}"
     try:
         chunks: list[bytes] = []
 
@@ -154,7 +167,8 @@ async def load_page(
             raise RuntimeError("no session token in the page")
         parts = urlsplit(url)
         scheme = "wss" if parts.scheme == "https" else "ws"
-        ws_url = f"{scheme}://{parts.netloc}{parts.path.rstrip('/')}/ws"
+        path = parts.path.removesuffix("/autoload.js").rstrip("/")
+        ws_url = f"{scheme}://{parts.netloc}{path}/ws"
         cookies = response.headers.get_list("Set-Cookie")
         headers = {"Origin": f"{parts.scheme}://{parts.netloc}"}
         if cookies:

@@ -90,13 +90,16 @@ def _unclassed(options: dict) -> list[str]:
 def test_test_hooks_are_off_unless_asked(monkeypatch):
     monkeypatch.delenv(TEST_HOOKS_ENV, raising=False)
     options = server_options(port=5006, address="localhost")
-    # Only the index and the widgets' bundles, readable from other origins (script-tag embeds).
-    assert _unclassed(options) == ["/?", "/components/(.*)"]
+    # The index, the widgets' bundles (readable from other origins: script-tag embeds), the
+    # scripts served pages import and their live sockets.
+    served = [r"/assets/([\w.-]{1,80}\.js)", r"/live/([\w-]{1,40})"]
+    assert _unclassed(options) == ["/?", "/components/(.*)", *served]
     monkeypatch.setenv(TEST_HOOKS_ENV, "1")
     options = server_options(port=5006, address="localhost")
     assert _unclassed(options) == [
         "/?",
         "/components/(.*)",
+        *served,
         "/_test/sessions",
         "/_test/gate",
     ]

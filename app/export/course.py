@@ -99,8 +99,11 @@ def widget_page_states(name: str, live: str, more: Sequence[Mapping[str, Any]] =
     }
 
 
-def lesson_page_states(lesson: Lesson, live: str) -> dict:
-    """A lesson's states: each widget's initial state and each experiment's, per widget."""
+def lesson_page_states(lesson: Lesson, live: str, origin: str | None = None) -> dict:
+    """A lesson's states: each widget's initial state and each experiment's, per widget.
+
+    ``origin``: the server whose page holds them (for the links they draw), or None.
+    """
     # Slots and experiment buttons are numbered in the lesson's order (app.lesson_page).
     blocks = [b for b in lesson.blocks if isinstance(b, WidgetBlock)]
     experiments = [b for b in lesson.blocks if isinstance(b, Experiment)]
@@ -114,7 +117,7 @@ def lesson_page_states(lesson: Lesson, live: str) -> dict:
         ]
         targets.update({str(n): i for n, _, _ in mine})
         states, shared = widget_states(
-            WIDGETS[block.widget], dict(block.settings), mine, axes=False
+            WIDGETS[block.widget], dict(block.settings), mine, axes=False, origin=origin
         )
         widgets.append(widget_entry(states, shared, {n: note for n, note, _ in mine}))
     return {"widgets": widgets, "experiments": targets, "live": live}

@@ -125,6 +125,8 @@ class WidgetStates:
     """One widget's states on one page, deduplicated, with how a page moves between them."""
 
     spec: WidgetSpec
+    #: The server the states' links point at (``WidgetState.run``), or None for a copy.
+    origin: str | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
     _index: dict[str, int] = field(default_factory=dict)
     #: For each choice control, which state each choice loads.
@@ -132,7 +134,7 @@ class WidgetStates:
 
     def add(self, shown: Shown) -> int:
         """The index of the settings' state, recorded with its moments if new (then Reset)."""
-        run = shown.rules.run(shown.settings)
+        run = shown.rules.run(shown.settings, self.origin)
         params = synced(shown, run)
         key = _key(params)
         if key in self._index:
@@ -167,16 +169,18 @@ def widget_states(
     experiments: Sequence[tuple[int, str, dict[str, Any]]] = (),
     axes: bool = True,
     more: Sequence[dict[str, Any]] = (),
+    origin: str | None = None,
 ) -> tuple[WidgetStates, dict[str, Any]]:
     """Every state of one widget, started from ``settings`` (a page's URL keys or a lesson's).
 
     ``experiments`` are ``(number, note, settings)`` that a lesson's buttons load; each
     is recorded from every state the widget can be in after them. ``axes`` adds
     the named configurations and the declared axes (a widget's own page); ``more``
-    adds a course author's own settings (``export --state``), each with its axes.
+    adds a course author's own settings (``export --state``), each with its axes;
+    ``origin`` is the server whose page holds the states (for the links they draw).
     """
     settings = dict(settings or {})
-    states = WidgetStates(spec)
+    states = WidgetStates(spec, origin)
     rules = spec.rules()
 
     def made(**values: Any) -> Shown:

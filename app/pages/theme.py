@@ -120,6 +120,8 @@ PROSE_CSS = f"""
 .ol-experiment:focus-visible {{ outline: 3px solid {BLUE}; outline-offset: 2px; }}
 h2 {{ font-size: 21px; margin: 22px 0 6px 0; }}
 h3 {{ font-size: 17px; margin: 16px 0 4px 0; }}
+/* A heading naming a flag ("find_unused_parameters=True") wraps on a phone. */
+h2, h3 {{ overflow-wrap: anywhere; }}
 code {{ background: {role("code")}; color: {role("ink")} !important; padding: 1px 4px;
   border-radius: 4px; font-size: 14px; overflow-wrap: anywhere; }}
 a {{ color: {role("link")}; }}

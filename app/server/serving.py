@@ -238,6 +238,19 @@ def server_options(options: ServeOptions | None = None, **overrides) -> dict:
     from app.classroom.service import configure
 
     kwargs["extra_patterns"] += class_patterns(configure(o.redis, prefix_path))
+    # Every widget and lesson page is sent as a file first; its widget goes live in place
+    # at the first edit (app.pages.first_page, app.server.live_socket).
+    from app.pages.first_page import asset_pattern
+    from lessons.course import course_lessons
+
+    from . import first_pages
+    from .live_socket import live_socket_pattern
+
+    first_pages.install(prefix_path, list(course_lessons().values()))
+    kwargs["extra_patterns"] += [
+        asset_pattern(),
+        live_socket_pattern(prefix_path, kwargs["websocket_origin"], course_lessons),
+    ]
     # Tornado's own setting: the page for any address no route answers.
     kwargs["default_handler_class"] = NotFoundPage
     kwargs["default_handler_args"] = {"prefix": prefix_path}

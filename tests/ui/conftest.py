@@ -290,7 +290,22 @@ class FrameCounter:
 
 
 def _header(payload) -> dict:
-    """A Bokeh message's header frame as a dict (``{}`` for its other frames)."""
+    """A message's header as a dict (``{}`` for a frame that starts none).
+
+    A Bokeh message's header frame as it is; a served page's live-socket frame
+    (``app.server.live_socket``) as one: ``{"id": n}`` sent, ``{"re": n}`` its answer.
+    """
+    if isinstance(payload, str) and payload.startswith('{"id":'):
+        try:
+            return {"msgtype": "LIVE", "msgid": str(json.loads(payload)["id"])}
+        except (ValueError, KeyError, TypeError):
+            return {}
+    if isinstance(payload, str) and payload.startswith(('{"re":', '{"props":')):
+        try:
+            found = json.loads(payload).get("re")
+        except ValueError:
+            return {}
+        return {"msgtype": "LIVE", "reqid": "" if found is None else str(found)}
     if not isinstance(payload, str) or '"msgtype"' not in payload or '"msgid"' not in payload:
         return {}
     try:
@@ -333,7 +348,7 @@ def open_widget(page, url: str, ready: str = "Reset", timeout: float = 30_000) -
     without one, such as the index).
     """
     page.goto(url)
-    if ready is None and page.evaluate(STATIC_PAGE_JS):
+    if ready is None and page.evaluate(STATIC_PAGE_JS) and not is_served_page(page):
         return  # a static page (the index): nothing to connect to
     wait_rendered(page, ready, timeout)
 
@@ -342,8 +357,25 @@ def open_widget(page, url: str, ready: str = "Reset", timeout: float = 30_000) -
 STATIC_PAGE_JS = "() => document.querySelector('script[src*=\"bokeh\"]') === null"
 
 
+#: True on a widget or lesson page the server sent as a file, once its widgets are drawn.
+SERVED_PAGE_JS = "() => document.documentElement.dataset.olServed === 'ready'"
+
+
+def is_served_page(page) -> bool:
+    """The page is one the server sent as a file first (``app.pages.first_page``)."""
+    return bool(page.evaluate("() => document.getElementById('ol-live') !== null"))
+
+
 def wait_rendered(page, ready: str | None = "Reset", timeout: float = 30_000) -> None:
-    """Wait until the page's Bokeh document is live and rendered (see :func:`open_widget`)."""
+    """Wait until the page is drawn: a served page's widgets mounted, or a Bokeh session's
+    document live and rendered (see :func:`open_widget`)."""
+    if is_served_page(page):
+        page.wait_for_function(SERVED_PAGE_JS, timeout=timeout)
+        if ready:
+            page.get_by_role("button", name=ready, exact=True).first.wait_for(
+                state="visible", timeout=timeout
+            )
+        return
     page.wait_for_function(
         "() => window.Bokeh !== undefined && Bokeh.documents.length > 0"
         " && Bokeh.index !== undefined && Object.keys(Bokeh.index).length > 0",

@@ -507,8 +507,9 @@ def test_no_horizontal_scroll_in_a_360px_iframe(page: Page, embedding, route: st
     expect(button(frame_locator, "Reset").first).to_be_visible(timeout=LOAD_TIMEOUT)
     frame = page.frame(url=re.compile(re.escape(embedding.app + route)))
     assert frame is not None, [f.url for f in page.frames]
-    settle_js = "() => Bokeh.documents.every(d => d.is_idle === undefined || d.is_idle)"
-    frame.wait_for_function(settle_js, timeout=LOAD_TIMEOUT)
+    frame.wait_for_function(
+        "() => document.documentElement.dataset.olServed === 'ready'", timeout=LOAD_TIMEOUT
+    )
     animation_frames(frame, 10)
     ok, widths = _fits(frame)
     assert ok, f"{route} scrolls sideways in a 360 px iframe: {widths[0]} > {widths[1]}"

@@ -301,6 +301,10 @@ def test_an_edit_while_playing_takes_the_servers_anchor_over_the_pages_own_clock
     # The page's clock runs at half speed, so its own extrapolation falls behind the
     # server's. An edit while playing re-anchors the run at the server's time: a page
     # that kept extrapolating from the old anchor would stay behind, without any jump.
+    # The page is made live first (an edit that keeps the value): until then the page
+    # is a file and its own clock is the only one.
+    enter(lab, "Service rate", "3")
+    lab.wait_for_function("() => window.__olSessions[0].phase === 'live'", timeout=TIMEOUT)
     lab.evaluate(SLOW_PAGE_CLOCK_JS)
     button(lab, "Play").click()
     expect(button(lab, "Pause")).to_be_visible(timeout=TIMEOUT)

@@ -1,10 +1,13 @@
 """A page that waits for its turn shows "Loading…" at once, then works like any other.
 
-While a class arrives, a page's session waits for the sessions asked for
-before it (``app/server/admission.py``). Its first bytes, the document's head and the
+Widget and lesson pages are files with no session (``app/pages/first_page.py``);
+the pages that still build a Bokeh session as they load are a class round's live
+page (``/class/<widget>``) and a script-tag embed. While a class arrives, such a
+page's session waits for the sessions asked for before it
+(``app/server/admission.py``). Its first bytes, the document's head and the
 loading notice, are sent before it waits; the rest of the page follows once it
 is built. These tests hold the gate for a while (the test-only
-``/_test/gate?hold=``, as a slow build would) and queue three lesson pages
+``/_test/gate?hold=``, as a slow build would) and queue three round pages
 fetched over plain HTTP behind it, so that a page asked for next must wait;
 then they check in Chromium that nothing of the split shows.
 """
@@ -20,8 +23,11 @@ import pytest
 from pagekit import TIMEOUT, button
 from playwright.sync_api import expect
 
-#: A lesson page: the costliest session to build, so the queue lasts a while.
-AHEAD = "/lessons/dependency-schedule"
+#: A class round's live page (a session per learner), queued ahead.
+AHEAD = "/class/ranks?mode=open"
+#: The round's live pages the tests open (an unlocked round: every control works).
+BUCKETS = "/class/bucket-timeline?mode=open"
+QUEUE = "/class/queue-lab?mode=open"
 PAGES_AHEAD = 3
 #: How long the gate is held before the pages ahead are built (seconds).
 HOLD_S = 3.0
@@ -62,12 +68,12 @@ def _hold_gate(base: str, seconds: float) -> threading.Thread:
 
 def test_a_queued_page_shows_the_notice_first_then_the_widget(server, page, ui):
     holder = _hold_gate(server, HOLD_S)
-    # Lesson builds take some 50 ms: without the hold, the pages ahead could be built
+    # Session builds take some 50 ms: without the hold, the pages ahead could be built
     # before the page is asked for, and it would not wait at all.
     ui.wait_until(lambda: _pages_in_gate(server) >= 1, timeout=30)
     threads = [holder, *_fetch_ahead(server)]
     with ui.no_console_errors(page) as errors:
-        response = page.goto(server + "/bucket-timeline")
+        response = page.goto(server + BUCKETS)
         body = response.text()
         # It waited: its notice came in a head of its own, ahead of the page's.
         assert body.startswith("<!DOCTYPE html>")
@@ -77,7 +83,7 @@ def test_a_queued_page_shows_the_notice_first_then_the_widget(server, page, ui):
         ui.wait_rendered(page)
         expect(button(page, "Reset")).to_be_visible(timeout=TIMEOUT)
         assert page.locator("#ol-loading").count() == 0
-        assert page.title() == "Bucket timeline · overlap-lab"
+        assert page.title() == "Bucket timeline · class round"
         assert page.evaluate("document.documentElement.lang") == "en"
         assert page.evaluate("document.querySelectorAll('main').length") == 1
         assert page.evaluate("document.compatMode") == "CSS1Compat"
@@ -88,7 +94,7 @@ def test_a_queued_page_shows_the_notice_first_then_the_widget(server, page, ui):
 
 
 def test_a_page_that_does_not_wait_comes_in_one_piece(server, page, ui):
-    response = page.goto(server + "/queue-lab")
+    response = page.goto(server + QUEUE)
     body = response.text()
     assert body.count("<!DOCTYPE html>") == 1
     assert body.count('id="ol-loading"') == 1
@@ -102,3 +108,15 @@ def test_the_gate_hook_refuses_a_hold_it_cannot_keep(server, hold):
         urllib.request.urlopen(f"{server}/_test/gate?hold={hold}", timeout=10)
     assert refused.value.code == 400
     assert _pages_in_gate(server) == 0
+
+
+def test_a_widget_page_never_waits_for_the_gate(server, page, ui):
+    """Widget and lesson pages are files: they come at once even while the gate is held."""
+    holder = _hold_gate(server, HOLD_S)
+    ui.wait_until(lambda: _pages_in_gate(server) >= 1, timeout=30)
+    for route in ("/bucket-timeline", "/lessons/dependency-schedule"):
+        body = page.goto(server + route).text()
+        assert 'id="ol-loading"' not in body
+        ui.wait_rendered(page)
+        assert _pages_in_gate(server) >= 1, "the gate was released before the page came"
+    holder.join(timeout=60)

@@ -23,6 +23,7 @@ from traces.upload import (
     NAME_CHARS,
 )
 
+from ..common.page_host import current_page
 from .state import MAX_UPLOAD_MESSAGE_BYTES
 from .upload_queue import UPLOADS, Outcome
 
@@ -78,7 +79,10 @@ def decode_files(files: Any) -> list[tuple[str, bytes]] | None:
 
 
 def server_document() -> Any:
-    """The served page's document, or None outside a server session."""
+    """The served page's document (or its live socket), or None outside a server session."""
+    page = current_page()
+    if page is not None:
+        return page
     doc = pn.state.curdoc
     return doc if doc is not None and doc.session_context is not None else None
 

@@ -12,6 +12,11 @@
 // (`?preset=Latency-bound&layers_per_bucket=2`) as a live page does: it shows the
 // recorded state those settings give, and names at its control each key and
 // value the copy does not hold. No module imports: it is copied as is.
+//
+// On a page our server serves first as a file (app/pages/first_page.py), `server` is
+// given: every edit, upload and button the states do not answer goes to
+// `server.need(msg)`, which opens a live session for the page (live_source.js), and
+// the share bar links to the server (`server.share(query)`).
 
 const CLOCK_ACTIONS = new Set(["reset", "play", "pause", "step"]);
 const QUIET_ACTIONS = new Set(["table", "embed", "unembed"]);
@@ -31,9 +36,10 @@ function sameValue(a, b) {
 /**
  * A model over one widget's exported states: `widget = {name, title, fields, keys,
  * settings, records, configurations, notes, start}`; `live` is the live lab's address,
- * or ""; `search` is the page's query string (`?key=value&…`) to start from, or "".
+ * or ""; `search` is the page's query string (`?key=value&…`) to start from, or "";
+ * `server`, on a page a server sent, is `{need(msg), share(query)}` (see above).
  */
-export function staticModel(widget, live = "", search = "") {
+export function staticModel(widget, live = "", search = "", server = null) {
   const listeners = new Map();
   const model = { fields: widget.fields };
   let index = widget.start;
@@ -42,6 +48,8 @@ export function staticModel(widget, live = "", search = "") {
   let wall0 = performance.now();
   let endTimer = null;
   let revision = 0;
+  // Once a live session answers for the page, this copy's timer must not draw again.
+  let detached = false;
 
   const record = () => widget.records[index];
   const now = () => {
@@ -68,6 +76,10 @@ export function staticModel(widget, live = "", search = "") {
       if (!["query", "moments", "experiments", "message", "reset"].includes(k)) out[k] = v;
     }
     out.notices = [...(r.notices || []), ...addressNotices];
+    if (server) {
+      out.share = server.share(r.query || "");
+      return out;
+    }
     // An upload needs the server: the control says so at once, not after the files are read.
     if (out.upload) out.upload = { ...out.upload, status: uploadNote(), error: "" };
     return out;
@@ -120,7 +132,7 @@ export function staticModel(widget, live = "", search = "") {
     stopTimer();
     set({ anchor: anchor({ ...model.anchor, elapsed: t, playing: true }) });
     const ms = ((model.anchor.horizon - t) / model.anchor.speed) * 1000 + END_SLACK_MS;
-    endTimer = setTimeout(() => moment(record().moments.length - 1), Math.max(0, ms));
+    endTimer = setTimeout(() => detached || moment(record().moments.length - 1), Math.max(0, ms));
   };
 
   const link = () => (live ? `${live}/${widget.name}${record().query ? `?${record().query}` : ""}` : "");
@@ -239,7 +251,10 @@ export function staticModel(widget, live = "", search = "") {
     // A state reached by Reset or an edit may not have recorded the experiments: the
     // widget's start did (an experiment loads every setting it names, then resets).
     const found = record().experiments[String(number)] ?? widget.records[widget.start].experiments[String(number)];
-    if (found === undefined) return;
+    if (found === undefined) {
+      if (server) server.need({ experiment: number });
+      return;
+    }
     load(found, { errors: {}, message: { text: widget.notes[number], n: (model.message.n || 0) + 1 } });
   };
 
@@ -252,15 +267,22 @@ export function staticModel(widget, live = "", search = "") {
   model.send_msg = (msg) => {
     if (!msg || typeof msg !== "object") return;
     const action = msg.action;
-    if (Array.isArray(msg.upload_files)) {
+    const answered = CLOCK_ACTIONS.has(action) || action === "table" || action === "unembed";
+    if (server && !answered) server.need(msg);
+    else if (Array.isArray(msg.upload_files)) {
       // Said again on every try (its count changes), so "Checking …" never stays.
       const u = model.upload || {};
       set({ upload: { ...u, status: "", error: uploadNote(), n: (u.n || 0) + 1 } });
     } else if (action === "reset") load(record().reset ?? index, { errors: {}, message: {} });
     else if (action === "play") play();
     else if (action === "pause" || action === "step") {
-      const k = momentAt(now());
-      moment(action === "step" ? Math.min(k + 1, record().moments.length - 1) : k);
+      const t = now();
+      const k = momentAt(t);
+      const last = record().moments.length - 1;
+      // A served page's Pause stops at the next recorded moment, so time never runs back
+      // (a copy's stops at the last one passed, as the recorded words say).
+      const between = k < last && (k < 0 ? 0 : { ...record().anchor, ...record().moments[k].anchor }.elapsed) < t - 1e-9;
+      moment(action === "step" || (server && between) ? Math.min(k + 1, last) : k);
     } else if (typeof msg.edit === "string" && typeof msg.text === "string") edit(msg.edit, msg.text);
     else if (!CLOCK_ACTIONS.has(action) && !QUIET_ACTIONS.has(action)) {
       const note = `This copy has no server: open the live lab${live ? ` (${link()})` : ""} for that button.`;
@@ -268,6 +290,13 @@ export function staticModel(widget, live = "", search = "") {
     }
   };
   model.experiment = experiment;
+  /** Model time shown now, and whether it is playing (where a live session takes over). */
+  model.clock = () => ({ at: now(), playing: Boolean(model.anchor.playing) && now() < model.anchor.horizon });
+  /** Stop answering: a live session now does (the end-of-run timer is stopped). */
+  model.detach = () => {
+    detached = true;
+    stopTimer();
+  };
   /** The shown state's settings as a URL query (`preset=Latency-bound&layers_per_bucket=2`). */
   model.query = () => record().query || "";
   // A page around the copy (a class round) sets what it owns, such as the lock.
