@@ -96,7 +96,8 @@ function liveSession(entry, slot, info) {
     pending = [];
     readyProps = null;
     socket = null;
-    phase = phase === "static" || phase === "connecting" && !readyOnce ? "static" : "dropped";
+    // A session never used (opened early, or refused) leaves the page as it was: a file.
+    phase = readyOnce ? "dropped" : "static";
     if (items.length) refuse(items, why);
   };
 
