@@ -153,13 +153,12 @@ def _fetch(url: str) -> bytes:
 
 
 async def _reader(base: str, route: str) -> None:
-    """A learner who reads and plays on a served page: the page and the scripts it imports."""
+    """A learner who reads and plays on a served page, first visit: the page and the scripts
+    it imports (every other moment of reading and playing runs in the page)."""
     loop = asyncio.get_running_loop()
     text = (await loop.run_in_executor(None, _fetch, base + route)).decode()
     for path in _ASSETS.findall(text):
         await loop.run_in_executor(None, _fetch, base + path)
-    # The page's own imports: live_source.js imports the static source beside it.
-    await loop.run_in_executor(None, _fetch, base + "/assets/static_source.js")
 
 
 async def _live_editor(base: str, route: str) -> object:
@@ -180,6 +179,11 @@ async def _live_editor(base: str, route: str) -> object:
     return ws
 
 
+async def _together(learner, base: str, route: str, n: int) -> list:
+    """``n`` learners at once."""
+    return await asyncio.gather(*(learner(base, route) for _ in range(n)))
+
+
 def _session_pages(tree: Path, base: str, route: str, n: int) -> list:
     """``n`` Bokeh session pages opened at once by the given tree's protocol client."""
     sys.path.insert(0, str(tree))
@@ -191,10 +195,13 @@ def _session_pages(tree: Path, base: str, route: str, n: int) -> list:
         importlib.reload(client)
         if hasattr(client, "served_as_file"):
             client.served_as_file = lambda route: False
+
+        async def all_pages() -> list:
+            return await asyncio.gather(*(client.load_page(base, route) for _ in range(n)))
+
         loop = asyncio.new_event_loop()
-        pages = loop.run_until_complete(
-            asyncio.gather(*(client.load_page(base, route) for _ in range(n)))
-        )
+        asyncio.set_event_loop(loop)
+        pages = loop.run_until_complete(all_pages())
         return [loop, client, pages]
     finally:
         sys.path.remove(str(tree))
@@ -210,8 +217,8 @@ def learner_costs(servers: dict[str, Proc], before_tree: Path, n: int) -> dict:
         cpu0, rss0 = proc.cpu(), proc.rss()
         if tree == "after":
             loop = asyncio.new_event_loop()
-            loop.run_until_complete(asyncio.gather(*(_reader(proc.url, route) for _ in range(n))))
-            loop.close()
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(_together(_reader, proc.url, route, n))
             held = None
         else:
             held = _session_pages(before_tree, proc.url, "/bare" if tree == "bare" else route, n)
@@ -226,14 +233,15 @@ def learner_costs(servers: dict[str, Proc], before_tree: Path, n: int) -> dict:
         }
         if held is not None:
             loop, client, pages = held
-            loop.run_until_complete(asyncio.gather(*(client.close(p) for p in pages)))
+            for page in pages:
+                client.close(page)
+            loop.run_until_complete(asyncio.sleep(0.5))
             loop.close()
     proc = servers["after"]
     cpu0, rss0 = proc.cpu(), proc.rss()
     loop = asyncio.new_event_loop()
-    sockets = loop.run_until_complete(
-        asyncio.gather(*(_live_editor(proc.url, route) for _ in range(n)))
-    )
+    asyncio.set_event_loop(loop)
+    sockets = loop.run_until_complete(_together(_live_editor, proc.url, route, n))
     time.sleep(1.0)
     out["edits after"] = {"cpu_s": (proc.cpu() - cpu0) / n, "rss_mib": (proc.rss() - rss0) / n}
     for ws in sockets:
@@ -262,9 +270,13 @@ TIMER_JS = """
   let t0 = null;
   document.addEventListener("keydown", (e) => { if (e.key === "Enter") t0 = performance.now(); },
     { capture: true, once: true });
-  window.__edited = new Promise((done) => {
-    const look = () => (t0 !== null && value() !== before ? done(performance.now() - t0)
-      : requestAnimationFrame(look));
+  window.__edited = new Promise((done, fail) => {
+    const given = performance.now();
+    const look = () => {
+      if (t0 !== null && value() !== before) done(performance.now() - t0);
+      else if (performance.now() - given > 30000) fail(new Error(`${label} did not change`));
+      else requestAnimationFrame(look);
+    };
     requestAnimationFrame(look);
   });
 }
@@ -299,15 +311,16 @@ def edit_latencies(browser, servers: dict[str, Proc], repeats: int) -> dict:
     """Medians (ms) of Enter to the new readout, by case."""
     context = browser.new_context()
     samples: dict[str, list[float]] = {"first": [], "first focused": [], "later": [], "before": []}
-    texts = ["3", "4", "6", "2"]
+    # The page starts at 3 layers per bucket: every edit changes the number of buckets.
+    texts = ["4", "2", "6", "3"]
     for _ in range(repeats):
         page = _open(context, servers["after"].url + "/bucket-timeline")
-        samples["first"].append(_edit_ms(page, "3"))
+        samples["first"].append(_edit_ms(page, texts[0]))
         for text in texts[1:]:
             samples["later"].append(_edit_ms(page, text))
         page.close()
         page = _open(context, servers["after"].url + "/bucket-timeline")
-        samples["first focused"].append(_edit_ms(page, "3", focus_first=True))
+        samples["first focused"].append(_edit_ms(page, texts[0], focus_first=True))
         page.close()
         page = _open(context, servers["before"].url + "/bucket-timeline")
         for text in texts:
@@ -365,6 +378,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--learners", type=int, default=40)
     parser.add_argument("--json", type=Path, help="write the raw medians here")
+    parser.add_argument(
+        "--loads", type=Path, help="page loads measured earlier (a --json file): not again"
+    )
+    parser.add_argument(
+        "--edits", type=Path, help="edit latencies measured earlier (a --json file): not again"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -382,8 +401,14 @@ def main(argv: list[str] | None = None) -> int:
                 browser = pw.chromium.launch(
                     executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
                 )
-                loads = page_loads(browser, servers, args.repeats)
-                edits = edit_latencies(browser, servers, args.repeats)
+                if args.loads:
+                    loads = json.loads(args.loads.read_text())["loads"]
+                else:
+                    loads = page_loads(browser, servers, args.repeats)
+                if args.edits:
+                    edits = json.loads(args.edits.read_text())["edits"]
+                else:
+                    edits = edit_latencies(browser, servers, args.repeats)
                 browser.close()
             costs = learner_costs(servers, args.before, args.learners)
         finally:

@@ -21,6 +21,7 @@ import base64
 import functools
 import html
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import parse_qs
 
@@ -122,15 +123,11 @@ def first_html(
     (``own_page``) and, on a lesson, which lesson it is (``lesson``).
     """
     imports, renders = _render_imports(prefix, names)
-    # Every script the page imports, asked for at once (the state source is imported by
-    # the live source, which would otherwise be a second round trip).
-    scripts = [LIVE_SOURCE.name, STATIC_SOURCE.name]
-    scripts += [bundle_path(n).name for n in dict.fromkeys(names)]
+    # The widgets' bundles, asked for at once; the state sources are inlined (a few kB):
+    # a page is then two requests, not four in two rounds.
+    scripts = [bundle_path(n).name for n in dict.fromkeys(names)]
     preload = "".join(f'<link rel="modulepreload" href="{prefix}/assets/{s}">' for s in scripts)
-    script = (
-        f'import {{ mountServed }} from "{prefix}/assets/{LIVE_SOURCE.name}";\n'
-        f"{imports}mountServed({renders});"
-    )
+    script = f"{imports}{inline_sources()}\nmountServed({renders});"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -169,6 +166,17 @@ def lesson_first_html(lesson: Lesson, lessons: Sequence[Lesson], origin: str, pr
     names = [block.widget for block in blocks]
     states = lesson_states_text(lesson, origin)
     return first_html(lesson.title, html.escape(lesson.summary), body, states, names, live, prefix)
+
+
+@functools.lru_cache(maxsize=1)
+def inline_sources() -> str:
+    """The static and live state sources as one piece of a module script (no imports)."""
+    static = re.sub(r"^export ", "", STATIC_SOURCE.read_text(encoding="utf-8"), flags=re.M)
+    live = LIVE_SOURCE.read_text(encoding="utf-8")
+    live = re.sub(r'^import [^;]*from "\./static_source\.js";\n', "", live, flags=re.M)
+    live = re.sub(r"^export ", "", live, flags=re.M)
+    # A literal "</script" inside the code would end the element early.
+    return f"{static}\n{live}".replace("</script", "<\\/script")
 
 
 @functools.lru_cache(maxsize=16)

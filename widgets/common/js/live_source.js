@@ -38,6 +38,11 @@ function liveSession(entry, slot, info) {
   let readyProps = null;
   let lastQuery = "";
   let openFrame = null;
+  // Whether the messages waiting when the session opened were sent with its opening.
+  let sentWithOpen = false;
+  // Those messages, until the session is known to have opened (said where they came from
+  // if it does not).
+  let inFlight = [];
   // The server's anchor and when it arrived: where the live clock is now.
   let anchorAt = 0;
 
@@ -92,8 +97,10 @@ function liveSession(entry, slot, info) {
   };
 
   const fail = (why) => {
-    const items = pending;
+    const items = [...inFlight, ...pending];
     pending = [];
+    inFlight = [];
+    sentWithOpen = false;
     readyProps = null;
     socket = null;
     // A session never used (opened early, or refused) leaves the page as it was: a file.
@@ -105,6 +112,7 @@ function liveSession(entry, slot, info) {
     if (socket) return;
     const wasLive = readyOnce;
     phase = "connecting";
+    openFrame = null;
     let opened = false;
     try {
       socket = new WebSocket(address());
@@ -116,8 +124,17 @@ function liveSession(entry, slot, info) {
       opened = true;
       openFrame = { query: wasLive ? lastQuery : model.query(), ...clockNow() };
       frame({ open: openFrame });
+      // What the learner already asked for goes right behind the opening, not a round
+      // trip later: the first edit is answered in one.
+      sentWithOpen = pending.length > 0;
+      inFlight = pending;
+      pending = [];
+      for (const item of inFlight) frame(item);
     };
+    const ws = socket;
     socket.onmessage = (event) => {
+      // A socket given up on (refused, or closed for another) says nothing more here.
+      if (socket !== ws) return;
       let reply;
       try {
         reply = JSON.parse(event.data);
@@ -127,6 +144,7 @@ function liveSession(entry, slot, info) {
       receive(reply);
     };
     socket.onclose = () => {
+      if (socket !== ws) return;
       if (phase === "live" && opened) {
         socket = null;
         phase = "dropped";
@@ -147,7 +165,7 @@ function liveSession(entry, slot, info) {
     if (phase === "connecting") {
       readyProps = reply.props || {};
       phase = "ready";
-      if (pending.length) goLive();
+      if (pending.length || sentWithOpen) goLive();
       return;
     }
     if (phase === "ready") {
@@ -165,10 +183,19 @@ function liveSession(entry, slot, info) {
     phase = "live";
     const { anchor, ...rest } = readyProps || {};
     readyProps = null;
-    // Only the server's words and numbers come in; the clock stays where the page shows it
-    // until the session's own anchor for it arrives.
-    apply(rest);
-    frame({ clock: here });
+    const sent = sentWithOpen;
+    sentWithOpen = false;
+    inFlight = [];
+    // Opened just now with the page's clock as it still is: the session's anchor is the
+    // page's. Otherwise only its words and numbers come in, and the clock stays where the
+    // page shows it until the session's own anchor for it arrives.
+    const moved = !openFrame || Math.abs(here.at - openFrame.at) > 1e-9 || here.playing !== openFrame.playing;
+    if (sent && !moved) {
+      apply({ ...rest, anchor });
+    } else {
+      apply(rest);
+      frame({ clock: here });
+    }
     const queued = pending;
     pending = [];
     for (const item of queued) frame(item);
@@ -183,6 +210,14 @@ function liveSession(entry, slot, info) {
   const need = (msg) => {
     if (phase === "live" && socket && socket.readyState === WebSocket.OPEN) {
       frame(itemOf(msg));
+      return;
+    }
+    if (phase === "connecting" && openFrame && socket && socket.readyState === WebSocket.OPEN) {
+      // Opened, its answer on the way: this goes right behind it, not a round trip later.
+      const item = itemOf(msg);
+      inFlight.push(item);
+      sentWithOpen = true;
+      frame(item);
       return;
     }
     pending.push(itemOf(msg));
