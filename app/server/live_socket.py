@@ -40,6 +40,7 @@ from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from lessons import Experiment, Lesson
+from widgets.common.component import PAGE_PROPERTIES
 from widgets.common.page_host import serving_page
 from widgets.registry import WIDGETS
 
@@ -51,22 +52,6 @@ log = logging.getLogger("overlap-lab")
 MAX_LIVE_PAGES = 1000
 #: What the page says at the control when the process holds that many.
 FULL = "The server is busy with many live pages; try your change again in a minute."
-#: The properties a widget's page draws (``widgets/common/js/frame.js``).
-PROPERTIES = (
-    "fields",
-    "values",
-    "errors",
-    "anchor",
-    "state",
-    "steady",
-    "description",
-    "notices",
-    "share",
-    "snippets",
-    "message",
-    "lock",
-    "upload",
-)
 
 
 class LiveWidget:
@@ -81,7 +66,7 @@ class LiveWidget:
         self.view = spec.create(**kwargs)
         self.view.show_notices(notices + more)
         self.view.enable_share(origin, own_page=own_page)
-        self.names = [n for n in PROPERTIES if n in self.view.param]
+        self.names = [n for n in PAGE_PROPERTIES if n in self.view.param]
         self._changed: set[str] = set()
         self._watcher = self.view.param.watch(self._note, self.names)
 

@@ -53,6 +53,24 @@ ACTIONS: dict[str, str] = {
 }
 #: The name a round lock knows every edit by (``{"edit": name, "text": text}``).
 EDIT = "edit"
+#: The synced properties a widget's page draws (``widgets/common/js/frame.js``), the
+#: trace's upload status included: what a page without a Bokeh session is sent (a
+#: notebook's widget, a served page's live session).
+PAGE_PROPERTIES = (
+    "fields",
+    "values",
+    "errors",
+    "anchor",
+    "state",
+    "steady",
+    "description",
+    "notices",
+    "share",
+    "snippets",
+    "message",
+    "lock",
+    "upload",
+)
 
 
 class WidgetComponent(JSComponent):

@@ -22,26 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..common.component import PAGE_PROPERTIES
 from ..common.fields import field_names, value_text
 from ..registry import WIDGETS
 
-#: The synced properties a widget's page reads (``widgets/common/js/frame.js``), the
-#: trace's upload status included. Kept equal to ``PROPERTIES`` in notebook.js.
-PROPERTIES = (
-    "fields",
-    "values",
-    "errors",
-    "anchor",
-    "state",
-    "steady",
-    "description",
-    "notices",
-    "share",
-    "snippets",
-    "message",
-    "lock",
-    "upload",
-)
+#: The synced properties a widget's page reads; kept equal to ``PROPERTIES`` in notebook.js.
+PROPERTIES = PAGE_PROPERTIES
 
 #: A Jupyter server closes a kernel's websocket on a message over 10 MiB (Tornado's
 #: default ``websocket_max_message_size``), so a trace uploaded in a notebook is held to
